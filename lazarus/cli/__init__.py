@@ -1,0 +1,1 @@
+"""The `lazarus` command line."""

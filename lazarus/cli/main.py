@@ -1,0 +1,73 @@
+"""Entry point of the `lazarus` command.
+
+Each subcommand lives in its own module in this package and exposes
+``register(subparsers)``; the module adds its parser and sets ``func`` (a
+callable taking the parsed ``argparse.Namespace`` and returning an exit code).
+Errors derived from :class:`lazarus.errors.LazarusError` are printed as one
+clear message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from lazarus.errors import LazarusError
+
+# Subcommand modules, in the order `lazarus --help` lists them. A module that is
+# missing is skipped so that partial installs still start.
+SUBCOMMAND_MODULES = (
+    "lazarus.cli.dev",
+    "lazarus.cli.demo",
+    "lazarus.cli.jobs",
+    "lazarus.cli.advice",
+    "lazarus.cli.nodes",
+    "lazarus.cli.diagnose",
+    "lazarus.cli.worker",
+    "lazarus.cli.node_agent",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lazarus",
+        description="Automatic, durable recovery for distributed GPU training jobs on Slurm.",
+    )
+    parser.add_argument("--config", help="YAML configuration file (default: $LAZARUS_CONFIG)")
+    parser.add_argument("--log-json", action="store_true", help="write logs as JSON lines")
+    parser.add_argument("--log-level", default=None, help="TRACE, DEBUG, INFO, WARNING or ERROR")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from lazarus.logging import setup_logging
+
+    setup_logging(level=args.log_level or "WARNING", json_output=args.log_json)
+    try:
+        return int(args.func(args) or 0)
+    except LazarusError as exc:
+        print(f"lazarus: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("lazarus: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The one configuration model for every Lazarus process.
+
+Sources, highest priority first: keyword arguments, ``LAZARUS_*`` environment
+variables (nested with ``__``, e.g. ``LAZARUS_TEMPORAL__ADDRESS``), the YAML
+file named by ``LAZARUS_CONFIG`` (or passed to :func:`load_settings`), then
+the defaults below. Unknown keys are rejected so a typo never silently falls
+back to a default.
+
+Nothing here is read at import time: workflow code must never import this
+module (the workflow sandbox re-imports modules, and configuration is I/O).
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from lazarus.errors import ConfigError
+from lazarus.models.policy import Mode, Policy
+
+DEFAULT_STATE_DIR = Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TemporalSettings(_Strict):
+    """How workers and the CLI reach Temporal."""
+
+    address: str = Field("127.0.0.1:17233", description="host:port of the Temporal frontend (gRPC)")
+    namespace: str = Field("default", description="Temporal namespace holding Lazarus workflows")
+    ui_url: str = Field("http://127.0.0.1:18233", description="Base URL of the Temporal Web UI, for links")
+    tls: bool = Field(False, description="Connect with TLS")
+    tls_client_cert: Path | None = Field(None, description="PEM client certificate for mTLS")
+    tls_client_key: Path | None = Field(None, description="PEM client key for mTLS")
+    tls_server_ca: Path | None = Field(None, description="PEM CA bundle to verify the server")
+    api_key: str | None = Field(None, description="API key (Temporal Cloud)")
+
+    @field_validator("address")
+    @classmethod
+    def _host_port(cls, v: str) -> str:
+        host, sep, port = v.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"must be host:port, got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _cert_pair(self) -> "TemporalSettings":
+        if (self.tls_client_cert is None) != (self.tls_client_key is None):
+            raise ValueError("tls_client_cert and tls_client_key must be given together")
+        return self
+
+
+class TaskQueues(_Strict):
+    """Task queue per worker role (see docs/architecture.md)."""
+
+    control: str = "lazarus-control"
+    scheduler: str = "lazarus-scheduler"
+    telemetry: str = "lazarus-telemetry"
+
+
+class SshSettings(_Strict):
+    """SSH transport to a Slurm login node."""
+
+    host: str = Field(..., description="login node host name or address")
+    port: int = Field(22, ge=1, le=65535)
+    user: str = Field("root", description="remote user that runs Slurm commands")
+    key_file: Path | None = Field(None, description="private key file; the SSH agent is used when unset")
+    known_hosts: Path | None = Field(
+        None, description="known_hosts file; host keys are always verified (~/.ssh/known_hosts when unset)"
+    )
+    connect_timeout_s: float = Field(10.0, gt=0)
+
+
+class SchedulerSettings(_Strict):
+    """Where Slurm commands run."""
+
+    transport: Literal["local", "ssh"] = "local"
+    ssh: SshSettings | None = None
+    slurm_conf: Path | None = Field(None, description="SLURM_CONF for the Slurm commands (local transport)")
+    command_timeout_s: float = Field(30.0, gt=0, description="wall-clock limit for one Slurm command")
+
+    @model_validator(mode="after")
+    def _ssh_needs_host(self) -> "SchedulerSettings":
+        if self.transport == "ssh" and self.ssh is None:
+            raise ValueError("transport 'ssh' needs an 'ssh' section with at least 'host'")
+        return self
+
+
+class DiscoverySettings(_Strict):
+    """The cluster-level discovery and telemetry loop."""
+
+    interval: timedelta = Field(timedelta(seconds=1), description="one scheduler query per interval")
+    log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
+
+
+class DevSettings(_Strict):
+    """The embedded local stack behind `lazarus dev`."""
+
+    state_dir: Path = Field(DEFAULT_STATE_DIR, description="all state, logs and pid files live here")
+    temporal_port: int = Field(17233, ge=1024, le=65535)
+    temporal_ui_port: int = Field(18233, ge=1024, le=65535)
+    slurmctld_port: int = Field(16817, ge=1024, le=65535)
+    slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
+    slurmdbd_port: int = Field(16819, ge=1024, le=65535)
+    mysql_port: int = Field(16306, ge=1024, le=65535)
+    nodes: int = Field(4, ge=2, le=16)
+    gpus_per_node: int = Field(4, ge=1, le=8)
+    cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    accounting: bool = Field(True, description="run slurmdbd + MariaDB so sacct works")
+    workers: bool = Field(True, description="start the Lazarus workers with the stack")
+
+
+class LoggingSettings(_Strict):
+    json_output: bool = Field(False, alias="json", description="one JSON object per line")
+    level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Settings(BaseSettings):
+    """Lazarus configuration. See docs/configuration.md for every field."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LAZARUS_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    cluster: str = Field("local", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$", description="cluster name in workflow ids")
+    mode: Mode = Field(Mode.MONITOR, description="cluster default: monitor (advise, wait for approval) or act")
+    temporal: TemporalSettings = TemporalSettings()
+    task_queues: TaskQueues = TaskQueues()
+    scheduler: SchedulerSettings = SchedulerSettings()
+    discovery: DiscoverySettings = DiscoverySettings()
+    policies: dict[str, Policy] = Field(default_factory=lambda: {"default": Policy()})
+    dev: DevSettings = DevSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+    @field_validator("policies")
+    @classmethod
+    def _has_default(cls, v: dict[str, Policy]) -> dict[str, Policy]:
+        if "default" not in v:
+            raise ValueError("a policy named 'default' is required")
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlSource(settings_cls))
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """The YAML file's values, below the environment in priority."""
+
+    data: ContextVar[dict[str, Any]] = ContextVar("lazarus_yaml_data", default={})
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self.data.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.data.get())
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file {path} does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration file {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
+    return data
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    """One readable line per problem: the field path and what is wrong."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (check the spelling; see docs/configuration.md)"
+        lines.append(f"  {where}: {msg}")
+    return f"invalid configuration ({source}):\n" + "\n".join(lines)
+
+
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
+    """Load and validate configuration, raising :class:`ConfigError` with a readable message."""
+    path = path or os.environ.get("LAZARUS_CONFIG")
+    data: dict[str, Any] = _read_yaml(Path(path)) if path else {}
+    source = f"file {path} and LAZARUS_* environment" if path else "LAZARUS_* environment"
+    token = _YamlSource.data.set(data)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, source)) from None
+    finally:
+        _YamlSource.data.reset(token)

@@ -1,0 +1,164 @@
+"""Snapshots of Slurm state and the requests/results of scheduler actions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class JobState(StrEnum):
+    """Slurm base job states (22.05), plus UNKNOWN for anything unexpected."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    COMPLETING = "COMPLETING"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    TIMEOUT = "TIMEOUT"
+    NODE_FAIL = "NODE_FAIL"
+    PREEMPTED = "PREEMPTED"
+    BOOT_FAIL = "BOOT_FAIL"
+    DEADLINE = "DEADLINE"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+    REQUEUED = "REQUEUED"
+    REQUEUE_HOLD = "REQUEUE_HOLD"
+    REQUEUE_FED = "REQUEUE_FED"
+    RESIZING = "RESIZING"
+    REVOKED = "REVOKED"
+    SPECIAL_EXIT = "SPECIAL_EXIT"
+    STOPPED = "STOPPED"
+    SIGNALING = "SIGNALING"
+    STAGE_OUT = "STAGE_OUT"
+    UNKNOWN = "UNKNOWN"
+
+    @classmethod
+    def parse(cls, raw: str | None) -> "JobState":
+        base = (raw or "").split()[0].rstrip("+") if raw else ""
+        try:
+            return cls(base)
+        except ValueError:
+            return cls.UNKNOWN
+
+    @property
+    def finished(self) -> bool:
+        return self in _FINISHED
+
+    @property
+    def failed(self) -> bool:
+        return self in _FAILED
+
+
+_FINISHED = frozenset(
+    {
+        JobState.COMPLETED, JobState.CANCELLED, JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL,
+        JobState.PREEMPTED, JobState.BOOT_FAIL, JobState.DEADLINE, JobState.OUT_OF_MEMORY,
+    }
+)
+_FAILED = frozenset({JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL, JobState.BOOT_FAIL, JobState.OUT_OF_MEMORY})
+
+
+class JobSnapshot(BaseModel):
+    """One job as Slurm shows it at one moment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    name: str = ""
+    user: str = ""
+    partition: str = ""
+    state: JobState
+    state_reason: str = ""
+    restarts: int = Field(0, ge=0, description="Slurm restart count = Lazarus attempt index")
+    nodes: list[str] = Field(default_factory=list, description="expanded NodeList (empty while pending)")
+    excluded_nodes: list[str] = Field(default_factory=list, description="expanded ExcNodeList")
+    batch_host: str | None = None
+    exit_code: int | None = Field(None, description="process exit status (decoded), None while running")
+    exit_signal: int | None = Field(None, description="terminating signal, if any")
+    comment: str = ""
+    stdout_path: str | None = Field(None, description="expanded StdOut path (scontrol only)")
+    stderr_path: str | None = None
+    work_dir: str | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    submit_time: datetime | None = None
+    held: bool = Field(False, description="held by a requeuehold or hold (priority 0)")
+
+    @property
+    def attempt(self) -> int:
+        return self.restarts
+
+
+class SacctRecord(BaseModel):
+    """One row of `sacct -P -D` (one attempt or one step)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: str
+    state: JobState
+    exit_code: int
+    exit_signal: int
+    nodes: list[str] = Field(default_factory=list)
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+
+
+class NodeState(BaseModel):
+    """One node as `scontrol show node -o` shows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    state: str = Field(description="full state string, e.g. IDLE+DRAIN")
+    reason: str = ""
+
+    @property
+    def drained(self) -> bool:
+        return "DRAIN" in self.state.upper()
+
+    @property
+    def down(self) -> bool:
+        return "DOWN" in self.state.upper()
+
+
+class RestartRequest(BaseModel):
+    """Requeue a job so its next attempt runs without the given nodes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    expected_attempt: int = Field(
+        ge=0, description="the attempt being replaced; a job already past it is not requeued again"
+    )
+    exclude_nodes: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class RestartResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    new_attempt: int
+    excluded_nodes: list[str]
+    already_done: bool = Field(False, description="a previous try had already requeued this attempt")
+    state: JobState
+
+
+class NodeAction(BaseModel):
+    """Drain or resume nodes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[str]
+    reason: str = ""
+
+
+class NodeActionResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    changed: list[str] = Field(default_factory=list, description="nodes this call changed")
+    unchanged: list[str] = Field(default_factory=list, description="nodes already in the wanted state")
+    nodes: list[NodeState] = Field(default_factory=list, description="verified state afterwards")
