@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from lazarus.errors import ConfigError
 from lazarus.models.policy import Mode, Policy
@@ -184,10 +184,19 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"configuration file {path} is not valid YAML: {_describe_yaml_error(exc)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
     return data
+
+
+def _describe_yaml_error(exc: yaml.YAMLError) -> str:
+    """The parser's problem and 1-based position, without PyYAML's multi-line snippet."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is None:
+        return problem
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:
@@ -198,6 +207,8 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see docs/configuration.md)"
+        elif err["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")  # pydantic's prefix says nothing to an operator
         lines.append(f"  {where}: {msg}")
     return f"invalid configuration ({source}):\n" + "\n".join(lines)
 
@@ -212,5 +223,12 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, source)) from None
+    except SettingsError as exc:
+        # pydantic-settings raises this, not a ValidationError, when a LAZARUS_* variable
+        # for a nested section holds malformed JSON (e.g. LAZARUS_TEMPORAL='{').
+        raise ConfigError(
+            f"invalid configuration ({source}): {exc}; a variable naming a whole section must hold JSON,"
+            " or set one field with LAZARUS_<SECTION>__<FIELD>"
+        ) from None
     finally:
         _YamlSource.data.reset(token)
