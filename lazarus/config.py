@@ -119,6 +119,16 @@ class DevSettings(_Strict):
     workers: bool = Field(True, description="start the Lazarus workers with the stack")
 
 
+class WorkerSettings(_Strict):
+    """How a worker process stops."""
+
+    graceful_shutdown: timedelta = Field(
+        timedelta(seconds=30),
+        description="on SIGTERM, running activities get this long to finish before they are cancelled;"
+        " Kubernetes terminationGracePeriodSeconds must be longer (the Helm chart enforces it)",
+    )
+
+
 class LoggingSettings(_Strict):
     json_output: bool = Field(False, alias="json", description="one JSON object per line")
     level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -142,6 +152,7 @@ class Settings(BaseSettings):
     policies: dict[str, Policy] = Field(default_factory=lambda: {"default": Policy()})
     dev: DevSettings = DevSettings()
     logging: LoggingSettings = LoggingSettings()
+    worker: WorkerSettings = WorkerSettings()
 
     @field_validator("policies")
     @classmethod
