@@ -1,0 +1,241 @@
+"""The recovery record of one training job: attempts, anomalies, advice, approvals, events.
+
+Every workflow input, signal, update and query of `JobRecoveryWorkflow` takes or
+returns one of these models, so fields can be added with defaults without
+breaking stored histories. Enum values are never removed (rename to
+``DEPRECATED_...``): they may sit in a stored history.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lazarus.models.diagnosis import Category, Diagnosis, FailureKind
+from lazarus.models.policy import Mode, Policy
+from lazarus.models.slurm import JobState
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecoveryState(StrEnum):
+    """Where a job's recovery stands; also the `RecoveryState` search attribute."""
+
+    WATCHING = "watching"  # attempt running (or pending), nothing wrong seen
+    SUSPECTED = "suspected"  # anomaly recorded, deciding
+    AWAITING_APPROVAL = "awaiting-approval"  # monitor mode: advice published, waiting for an operator
+    ACTING = "acting"  # isolating nodes / requeueing
+    VERIFYING = "verifying"  # requeued; waiting for the next attempt to start
+    COMPLETED = "completed"  # the job finished successfully (terminal)
+    STOPPED = "stopped"  # Lazarus decided not to recover, or the job ended unrecoverably (terminal)
+    FAILED = "failed"  # Lazarus itself could not act (terminal)
+    IGNORED = "ignored"  # the job's opt-in comment is invalid; Lazarus leaves it alone (terminal)
+
+
+TERMINAL_STATES = frozenset({RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, RecoveryState.IGNORED})
+
+
+class AdviceAction(StrEnum):
+    RESTART = "restart"
+    STOP = "stop"
+    NONE = "none"
+
+
+class AdviceStatus(StrEnum):
+    PENDING = "pending"  # published, not yet approved (monitor mode)
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"  # decision watchdog fired: nobody approved in time (fail-open)
+    EXECUTED = "executed"
+    SUPERSEDED = "superseded"  # the job moved on (new attempt, completed) before the advice was acted on
+    FAILED = "failed"  # acting on it failed
+
+
+class Anomaly(_Model):
+    """Something wrong with one attempt."""
+
+    attempt: int = Field(ge=0)
+    kind: FailureKind
+    diagnosis: Diagnosis
+    source: Literal["log", "scheduler", "hang-watchdog", "straggler"] = "log"
+    observed_at: datetime = Field(description="when the evidence appeared (failing line seen, job end, deadline)")
+    recorded_at: datetime | None = Field(None, description="when the workflow recorded it (workflow time)")
+
+
+class Advice(_Model):
+    """The recorded decision for one attempt. Approvals name the generation they approve."""
+
+    generation: int = Field(ge=1)
+    attempt: int = Field(ge=0)
+    action: AdviceAction
+    exclude_nodes: list[str] = Field(default_factory=list)
+    drain_nodes: list[str] = Field(default_factory=list)
+    reason: str
+    category: Category = Category.UNKNOWN
+    signature: str | None = None
+    evidence: list[str] = Field(default_factory=list, description="short evidence lines")
+    status: AdviceStatus = AdviceStatus.PENDING
+    created_at: datetime
+    expires_at: datetime | None = None
+    decided_by: str | None = Field(None, description="operator who approved/rejected, or 'lazarus' in act mode")
+    decided_at: datetime | None = None
+    comment: str | None = None
+
+
+class Attempt(_Model):
+    """One execution of the job (index = Slurm restart count)."""
+
+    index: int = Field(ge=0)
+    nodes: list[str] = Field(default_factory=list)
+    excluded_nodes: list[str] = Field(default_factory=list)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    end_state: JobState | None = None
+    exit_code: int | None = None
+    last_step: int | None = None
+    last_progress_at: datetime | None = None
+    max_step_interval: timedelta | None = Field(None, description="slowest observed step interval")
+    last_checkpoint: int | None = Field(None, description="newest checkpoint step saved during this attempt")
+    start_checkpoint: int | None = Field(None, description="newest checkpoint known when the attempt started")
+    anomaly: Anomaly | None = None
+    advice_generation: int | None = None
+    outcome: str | None = Field(None, description="what happened to this attempt, in words")
+    requeued_at: datetime | None = Field(None, description="when Lazarus's requeue of this attempt was verified")
+
+    @property
+    def saved_new_checkpoint(self) -> bool:
+        if self.last_checkpoint is None:
+            return False
+        return self.start_checkpoint is None or self.last_checkpoint > self.start_checkpoint
+
+
+class JobRecoveryInput(_Model):
+    """Workflow input; also the state carried across continue-as-new."""
+
+    cluster: str
+    job_id: int = Field(ge=1)
+    user: str = ""
+    partition: str = ""
+    job_name: str = ""
+    policy_name: str = "default"
+    policy: Policy = Policy()
+    cluster_mode: Mode = Mode.MONITOR
+    job_mode: Mode | None = Field(None, description="per-job override (`lazarus mode act --job N`)")
+    opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
+    # carried across continue-as-new
+    attempts: list[Attempt] = Field(default_factory=list)
+    advice_history: list[Advice] = Field(default_factory=list)
+    generation: int = 0
+    state: RecoveryState = RecoveryState.WATCHING
+    stop_reason: str | None = None
+    last_checkpoint: int | None = None
+    runs: int = 1
+    scheduler_queue: str = Field("lazarus-scheduler", description="task queue of the Slurm activities")
+    telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the telemetry activities")
+    ledger_workflow_id: str | None = Field(None, description="node ledger to report implications to")
+
+
+# ---- events the telemetry loop sends (one signal: `job_event`) ------------------------------
+
+
+class AttemptStarted(_Model):
+    type: Literal["attempt_started"] = "attempt_started"
+    attempt: int = Field(ge=0)
+    nodes: list[str]
+    excluded_nodes: list[str] = Field(default_factory=list)
+    at: datetime
+
+
+class ProgressDigest(_Model):
+    """Coarse progress, sent on checkpoints and at most every few seconds; never per step."""
+
+    type: Literal["progress"] = "progress"
+    attempt: int = Field(ge=0)
+    step: int | None = None
+    last_progress_at: datetime
+    checkpoint: int | None = Field(None, description="newest checkpoint step saved in this attempt")
+    max_step_interval: timedelta | None = None
+
+
+class AttemptEnded(_Model):
+    type: Literal["attempt_ended"] = "attempt_ended"
+    attempt: int = Field(ge=0)
+    state: JobState
+    exit_code: int | None = None
+    at: datetime
+    nodes: list[str] = Field(default_factory=list)
+    failed_nodes: list[str] = Field(default_factory=list, description="job nodes Slurm shows DOWN/failed")
+
+
+class AnomalyDetected(_Model):
+    type: Literal["anomaly"] = "anomaly"
+    anomaly: Anomaly
+
+
+JobEvent = Annotated[Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected], Field(discriminator="type")]
+
+
+class JobEventEnvelope(_Model):
+    event: JobEvent
+
+
+# ---- operator messages ------------------------------------------------------------------------
+
+
+class Approval(_Model):
+    generation: int = Field(ge=1, description="the advice generation being approved")
+    operator: str = Field(min_length=1)
+    comment: str | None = None
+
+
+class Rejection(_Model):
+    generation: int = Field(ge=1)
+    operator: str = Field(min_length=1)
+    comment: str | None = None
+
+
+class ModeChange(_Model):
+    mode: Mode | None = Field(description="None clears the per-job override")
+    scope: Literal["job", "cluster"] = "job"
+    operator: str = "cli"
+
+
+class DecisionReply(_Model):
+    generation: int
+    status: AdviceStatus
+    message: str
+
+
+class JobStatus(_Model):
+    """What the `status` query returns."""
+
+    cluster: str
+    job_id: int
+    state: RecoveryState
+    mode: Mode
+    policy_name: str
+    attempts: list[Attempt]
+    advice: Advice | None
+    advice_history: list[Advice]
+    stop_reason: str | None = None
+    hang_deadline: datetime | None = None
+
+
+class ProgressQuery(_Model):
+    job_id: int
+    attempt: int
+
+
+class ProgressView(_Model):
+    """The telemetry loop's latest view of one attempt's progress."""
+
+    known: bool = Field(description="False when the telemetry loop has not (yet) seen this attempt")
+    step: int | None = None
+    last_progress_at: datetime | None = None
+    checkpoint: int | None = None
+    max_step_interval: timedelta | None = None
