@@ -1,0 +1,156 @@
+"""``dev up`` / ``down`` / ``status``: the whole embedded stack, in dependency order.
+
+Order: munged -> MariaDB -> slurmdbd -> slurmctld -> slurmd x N -> Temporal ->
+workers. ``up`` starts only what is down and waits for each part to answer;
+``down`` stops, in reverse order, only processes whose pid file names a live
+process carrying this stack's marker, then kills job processes and
+``slurmstepd`` left behind by this cluster (and only this cluster). One file
+lock per state directory serialises concurrent ``up``/``down`` calls, e.g. two
+pytest sessions sharing the test cluster.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from loguru import logger
+
+from lazarus.config import DevSettings
+from lazarus.devstack import procs
+from lazarus.devstack.component import Component
+from lazarus.devstack.layout import MARKER_ENV, Layout
+from lazarus.devstack.mariadb import mariadb_component
+from lazarus.devstack.munge import munge_component
+from lazarus.devstack.slurm import client_env, slurm_components, wait_cluster_ready
+from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
+from lazarus.devstack.stack_config import write_lazarus_yaml
+from lazarus.devstack.temporal import temporal_component
+from lazarus.devstack.workers import workers_available, workers_component
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Which optional parts ``up`` manages (Slurm itself is always included)."""
+
+    temporal: bool = True
+    workers: bool = True
+
+
+@dataclass
+class UpReport:
+    started: list[str] = field(default_factory=list)
+    already_up: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class DevStack:
+    def __init__(self, dev: DevSettings, parts: Parts = Parts()) -> None:
+        self.dev = dev
+        self.parts = Parts(temporal=parts.temporal, workers=parts.workers and dev.workers and parts.temporal)
+        self.layout = Layout(dev.state_dir)
+
+    @property
+    def marker(self) -> str:
+        return str(self.layout.root)
+
+    def daemon_env(self) -> dict[str, str]:
+        """A minimal, predictable environment for the daemons (not the caller's)."""
+        return {
+            "PATH": SYSTEM_PATH,
+            "HOME": os.environ.get("HOME", "/root"),
+            "LANG": "C.UTF-8",
+            "SLURM_CONF": str(self.layout.slurm_conf),
+            MARKER_ENV: self.marker,
+        }
+
+    def slurm_env(self) -> dict[str, str]:
+        """Environment for Slurm client commands (sbatch, squeue, ...) against this stack."""
+        return client_env(self.layout, dict(os.environ))
+
+    def components(self, everything: bool = False) -> list[Component]:
+        """The components in start order; ``everything`` includes disabled parts (for ``down``)."""
+        env = self.daemon_env()
+        comps = [munge_component(self.layout, env)]
+        if self.dev.accounting or everything:
+            comps.append(mariadb_component(self.dev, self.layout, env))
+        dev = self.dev.model_copy(update={"accounting": True}) if everything else self.dev
+        comps += slurm_components(dev, self.layout, env)
+        if self.parts.temporal or everything:
+            comps.append(temporal_component(self.dev, self.layout, env))
+        if (self.parts.workers and workers_available()) or everything:
+            comps.append(workers_component(self.layout, {MARKER_ENV: self.marker}))
+        return comps
+
+    def up(self) -> UpReport:
+        """Start whatever is down and wait until the whole stack answers."""
+        t0 = time.monotonic()
+        report = UpReport()
+        self.layout.root.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            self.layout.create_dirs()
+            make_fake_gpus(self.dev, self.layout)
+            if self._write_configs_changed():
+                self._restart_slurm_for_new_config(report)
+            write_lazarus_yaml(self.dev, self.layout)
+            if self.parts.workers and not workers_available():
+                report.notes.append("workers: not available (module workers.main is not installed)")
+            for comp in self.components():
+                (report.started if comp.ensure(self.layout) else report.already_up).append(comp.name)
+                if comp.name == f"slurmd-node{self.dev.nodes}":  # the last node: Slurm is complete
+                    wait_cluster_ready(self.dev, self.slurm_env())
+        report.seconds = time.monotonic() - t0
+        return report
+
+    def down(self) -> list[str]:
+        """Stop everything this stack started; return the names of what was running."""
+        stopped = []
+        if not self.layout.root.exists():
+            return stopped
+        with self._locked():
+            for comp in reversed(self.components(everything=True)):
+                if comp.stop(self.layout) is not None:
+                    stopped.append(comp.name)
+            leftovers = procs.slurm_leftovers(self.layout.slurm_conf)
+            if leftovers:
+                logger.info("killing {} job processes left by this cluster", len(leftovers))
+                procs.terminate(leftovers, grace=3.0)
+                stopped.append(f"{len(leftovers)} leftover job processes")
+        return stopped
+
+    def _write_configs_changed(self) -> bool:
+        before = _read_all(self.layout)
+        write_configs(self.dev, self.layout)
+        return before is not None and before != _read_all(self.layout)
+
+    def _restart_slurm_for_new_config(self, report: UpReport) -> None:
+        """slurmctld/slurmd read their config at start only, so a change means a restart."""
+        env = self.daemon_env()
+        running = [c for c in slurm_components(self.dev, self.layout, env) if c.pid(self.layout) is not None]
+        for comp in reversed(running):
+            comp.stop(self.layout)
+        if running:
+            report.notes.append("Slurm configuration changed: restarted the Slurm daemons")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self.layout.lock_file, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _read_all(layout: Layout) -> tuple[str, ...] | None:
+    try:
+        return tuple((layout.etc / n).read_text() for n in ("slurm.conf", "gres.conf", "slurmdbd.conf"))
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,37 @@
+"""The ``lazarus.yaml`` that ``dev up`` writes for workers and the CLI.
+
+It is an ordinary Lazarus configuration file (the same schema operators
+write), pointing at this stack's Temporal server and Slurm cluster, so
+``LAZARUS_CONFIG=<state>/lazarus.yaml`` is all a process needs to join it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from lazarus.config import DevSettings
+from lazarus.devstack.layout import Layout
+
+
+def stack_config(dev: DevSettings, layout: Layout) -> dict[str, Any]:
+    return {
+        "cluster": dev.cluster_name,
+        "temporal": {
+            "address": f"127.0.0.1:{dev.temporal_port}",
+            "namespace": "default",
+            "ui_url": f"http://127.0.0.1:{dev.temporal_ui_port}",
+        },
+        "scheduler": {"transport": "local", "slurm_conf": str(layout.slurm_conf)},
+        "dev": dev.model_dump(mode="json"),
+    }
+
+
+def write_lazarus_yaml(dev: DevSettings, layout: Layout) -> None:
+    text = "# Written by `lazarus dev up`; rewritten on every up.\n" + yaml.safe_dump(
+        stack_config(dev, layout), sort_keys=False
+    )
+    tmp = layout.lazarus_yaml.with_suffix(".yaml.tmp")
+    tmp.write_text(text)
+    tmp.replace(layout.lazarus_yaml)

