@@ -104,6 +104,7 @@ class SacctRecord(BaseModel):
     nodes: list[str] = Field(default_factory=list)
     start_time: datetime | None = None
     end_time: datetime | None = None
+    attempt: int | None = Field(None, description="attempt index of a job-level row (its position in `sacct -D`)")
 
 
 class NodeState(BaseModel):
@@ -135,6 +136,9 @@ class RestartRequest(BaseModel):
     )
     exclude_nodes: list[str] = Field(default_factory=list)
     reason: str = ""
+    wait_running_s: float = Field(
+        0.0, ge=0, description="also verify, waiting up to this long, that the job runs on none of exclude_nodes"
+    )
 
 
 class RestartResult(BaseModel):
@@ -145,6 +149,18 @@ class RestartResult(BaseModel):
     excluded_nodes: list[str]
     already_done: bool = Field(False, description="a previous try had already requeued this attempt")
     state: JobState
+    nodes: list[str] = Field(default_factory=list, description="where the new attempt runs (when verified running)")
+
+
+class JobActionResult(BaseModel):
+    """Outcome of a single-job action (cancel, release), verified by a fresh read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    changed: bool = Field(description="False when the job was already in the wanted state")
+    state: JobState
+    held: bool = False
 
 
 class NodeAction(BaseModel):
