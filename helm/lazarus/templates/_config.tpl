@@ -1,0 +1,40 @@
+{{/*
+The lazarus.yaml every pod reads (LAZARUS_CONFIG). Built as a dict and rendered with toYaml so
+that no value can break the YAML by quoting. Keys are lazarus/config.py::Settings field names;
+tests/helm/test_rendered_config_loads.py proves load_settings accepts the result.
+*/}}
+{{- define "lazarus.config" -}}
+{{- $v := .Values -}}
+{{- $temporal := dict "address" $v.temporal.address "namespace" $v.temporal.namespace "tls" $v.temporal.tls.enabled -}}
+{{- with $v.temporal.uiUrl }}{{ $_ := set $temporal "ui_url" . }}{{ end -}}
+{{- if $v.temporal.tls.secretName -}}
+{{- $_ := set $temporal "tls_client_cert" (printf "%s/tls.crt" (include "lazarus.tlsDir" .)) -}}
+{{- $_ := set $temporal "tls_client_key" (printf "%s/tls.key" (include "lazarus.tlsDir" .)) -}}
+{{- if $v.temporal.tls.useSecretCA -}}
+{{- $_ := set $temporal "tls_server_ca" (printf "%s/ca.crt" (include "lazarus.tlsDir" .)) -}}
+{{- end -}}
+{{- end -}}
+{{- $scheduler := dict "transport" $v.scheduler.transport "command_timeout_s" $v.scheduler.commandTimeoutSeconds -}}
+{{- with $v.scheduler.slurmConf }}{{ $_ := set $scheduler "slurm_conf" . }}{{ end -}}
+{{- if eq $v.scheduler.transport "ssh" -}}
+{{- $s := $v.scheduler.ssh -}}
+{{- $_ := set $scheduler "ssh" (dict
+      "host" $s.host
+      "port" $s.port
+      "user" $s.user
+      "connect_timeout_s" $s.connectTimeoutSeconds
+      "key_file" (printf "%s/key/%s" (include "lazarus.sshDir" .) $s.keySecret.key)
+      "known_hosts" (printf "%s/known_hosts/known_hosts" (include "lazarus.sshDir" .))) -}}
+{{- end -}}
+{{- $config := dict
+      "cluster" $v.cluster
+      "mode" $v.mode
+      "temporal" $temporal
+      "task_queues" $v.taskQueues
+      "scheduler" $scheduler
+      "discovery" (dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes)
+      "policies" $v.policies
+      "logging" (dict "json" $v.logging.json "level" $v.logging.level)
+      "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds) -}}
+{{- toYaml $config -}}
+{{- end -}}
