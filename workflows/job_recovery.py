@@ -237,8 +237,10 @@ class JobRecoveryWorkflow:
             attempt.last_progress_at = workflow.now()
             return None
         budget = (workflow.now() - (attempt.last_progress_at or attempt.started_at)).total_seconds()
-        return Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, budget),
-                       source="hang-watchdog", observed_at=workflow.now(), recorded_at=workflow.now())
+        attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, budget),
+                                  source="hang-watchdog", observed_at=workflow.now(), recorded_at=workflow.now())
+        attributes.upsert_signature(attempt.anomaly.diagnosis.signature, [])
+        return attempt.anomaly
 
     def _apply(self, event) -> Anomaly | None:
         if isinstance(event, AttemptStarted):

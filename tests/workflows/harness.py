@@ -1,0 +1,131 @@
+"""Shared helpers for the workflow tests: a worker whose scheduler and telemetry
+activities are in-memory doubles recording every call.
+
+The doubles stand in for Slurm only in the time-skipping tests, which check
+timer and policy logic; the end-to-end tests in tests/e2e use the real cluster.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from temporalio import activity
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
+from lazarus.models.policy import Mode, Policy
+from lazarus.models.recovery import (
+    Anomaly,
+    AnomalyDetected,
+    AttemptEnded,
+    AttemptStarted,
+    JobEventEnvelope,
+    JobRecoveryInput,
+    ProgressDigest,
+    ProgressQuery,
+    ProgressView,
+)
+from lazarus.models.slurm import JobSnapshot, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
+from workflows.job_recovery import JobRecoveryWorkflow
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class FakeScheduler:
+    restarts: list[RestartRequest] = field(default_factory=list)
+    drains: list[NodeAction] = field(default_factory=list)
+    releases: list[int] = field(default_factory=list)
+    progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
+
+    def activities(self) -> list:
+        @activity.defn(name="slurm_restart_excluding")
+        async def restart(req: RestartRequest) -> RestartResult:
+            self.restarts.append(req)
+            return RestartResult(job_id=req.job_id, new_attempt=req.expected_attempt + 1,
+                                 excluded_nodes=req.exclude_nodes, state=JobState.PENDING)
+
+        @activity.defn(name="slurm_drain_nodes")
+        async def drain(req: NodeAction) -> NodeActionResult:
+            self.drains.append(req)
+            return NodeActionResult(changed=req.nodes)
+
+        @activity.defn(name="slurm_release_job")
+        async def release(job_id: int) -> JobSnapshot:
+            self.releases.append(job_id)
+            return JobSnapshot(job_id=job_id, state=JobState.PENDING)
+
+        @activity.defn(name="telemetry_job_progress")
+        async def progress(q: ProgressQuery) -> ProgressView:
+            return self.progress
+
+        return [restart, drain, release, progress]
+
+
+def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
+    diag = Diagnosis(
+        failure_kind=FailureKind.CRASH, category=Category.HARDWARE, signature="nvrm_xid_79",
+        retry_advice=RetryAdvice.RETRY_EXCLUDING_NODES, implicated_nodes=[node], confidence=0.95,
+        evidence=[Evidence(file="train.out", line_no=42, text="NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus",
+                           rule="nvrm_xid_79")],
+    )
+    return AnomalyDetected(anomaly=Anomaly(attempt=attempt, kind=FailureKind.CRASH, diagnosis=diag, observed_at=T0))
+
+
+def app_error(attempt: int = 0) -> AnomalyDetected:
+    diag = Diagnosis(failure_kind=FailureKind.CRASH, category=Category.APPLICATION, signature="python_key_error",
+                     retry_advice=RetryAdvice.STOP, confidence=0.9)
+    return AnomalyDetected(anomaly=Anomaly(attempt=attempt, kind=FailureKind.CRASH, diagnosis=diag, observed_at=T0))
+
+
+def started(attempt: int, nodes=("node1", "node2"), excluded=()) -> AttemptStarted:
+    return AttemptStarted(attempt=attempt, nodes=list(nodes), excluded_nodes=list(excluded), at=T0)
+
+
+def progress(attempt: int, step: int, at: datetime, checkpoint: int | None = None) -> ProgressDigest:
+    return ProgressDigest(attempt=attempt, step=step, last_progress_at=at, checkpoint=checkpoint)
+
+
+def ended(attempt: int, state: JobState = JobState.FAILED, exit_code: int = 1) -> AttemptEnded:
+    return AttemptEnded(attempt=attempt, state=state, exit_code=exit_code, at=T0)
+
+
+async def send(handle: WorkflowHandle, *events) -> None:
+    for event in events:
+        await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+
+
+def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
+    return JobRecoveryInput(cluster="test", job_id=1000 + uuid.uuid4().int % 100000, user="alice",
+                            partition="debug", cluster_mode=mode, policy=Policy(**policy),
+                            scheduler_queue="sched-" + uuid.uuid4().hex[:6],
+                            telemetry_queue="telem-" + uuid.uuid4().hex[:6])
+
+
+class Running:
+    """A started workflow plus the workers serving it; use as an async context manager."""
+
+    def __init__(self, client: Client, inp: JobRecoveryInput, fake: FakeScheduler | None = None) -> None:
+        self.client, self.inp, self.fake = client, inp, fake or FakeScheduler()
+        self.task_queue = "control-" + uuid.uuid4().hex[:6]
+
+    async def __aenter__(self) -> "Running":
+        acts = self.fake.activities()
+        self._workers = [
+            Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
+            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:3]),
+            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[3:]),
+        ]
+        for w in self._workers:
+            await w.__aenter__()
+        self.handle = await self.client.start_workflow(
+            JobRecoveryWorkflow.run, self.inp, id=f"lazarus-test-{self.inp.job_id}-{uuid.uuid4().hex[:4]}",
+            task_queue=self.task_queue)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for w in reversed(self._workers):
+            await w.__aexit__(*exc)

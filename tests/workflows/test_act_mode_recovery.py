@@ -1,0 +1,72 @@
+"""Act mode: a crash with a hardware signature is restarted excluding the implicated node."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import AdviceAction, AdviceStatus, RecoveryState
+from lazarus.models.slurm import JobState
+from tests.workflows.harness import Running, T0, app_error, ended, job_input, progress, send, started, xid79_on
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+async def test_hardware_crash_restarts_excluding_the_node_and_completes(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT)) as run:
+        await send(run.handle, started(0), progress(0, 100, T0, checkpoint=100), xid79_on("node2"), ended(0))
+        await send(run.handle, started(1, nodes=("node1", "node3"), excluded=("node2",)),
+                   progress(1, 200, T0 + timedelta(minutes=1), checkpoint=200),
+                   ended(1, JobState.COMPLETED, 0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.COMPLETED
+    assert [a.index for a in status.attempts] == [0, 1]
+    assert len(run.fake.restarts) == 1
+    assert run.fake.restarts[0].expected_attempt == 0
+    assert run.fake.restarts[0].exclude_nodes == ["node2"]
+    assert [d.nodes for d in run.fake.drains] == [["node2"]]
+    advice = status.advice_history[0]
+    assert (advice.action, advice.status, advice.generation) == (AdviceAction.RESTART, AdviceStatus.EXECUTED, 1)
+    assert status.attempts[0].anomaly.recorded_at is not None
+
+
+async def test_application_error_stops_without_touching_the_scheduler(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT)) as run:
+        await send(run.handle, started(0), app_error(), ended(0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.STOPPED
+    assert "application" in status.stop_reason
+    assert run.fake.restarts == [] and run.fake.drains == []
+
+
+async def test_healthy_job_completes_with_no_advice(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT)) as run:
+        await send(run.handle, started(0), progress(0, 10, T0), progress(0, 20, T0 + timedelta(seconds=30)),
+                   ended(0, JobState.COMPLETED, 0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.COMPLETED
+    assert status.advice_history == [] and run.fake.restarts == []
+
+
+async def test_failed_end_without_a_log_line_falls_back_to_the_scheduler_view(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT)) as run:
+        await send(run.handle, started(0), ended(0, JobState.FAILED, 3))
+        await send(run.handle, started(1), ended(1, JobState.COMPLETED, 0))
+        status = await run.handle.result()
+    assert status.attempts[0].anomaly.source == "scheduler"
+    assert status.attempts[0].anomaly.diagnosis.signature == "slurm_job_failed"
+    assert run.fake.restarts[0].exclude_nodes == []
+    assert status.state == RecoveryState.COMPLETED
+
+
+async def test_repeated_crashes_without_new_checkpoint_stop_at_the_limit(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT, max_attempts_without_checkpoint=3)) as run:
+        await send(run.handle, started(0), progress(0, 50, T0, checkpoint=50), xid79_on("node2", 0), ended(0))
+        for i in (1, 2, 3):
+            await send(run.handle, started(i, nodes=("node1", "node3")), xid79_on("node3", i), ended(i))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.STOPPED
+    assert "3 consecutive attempts saved no new checkpoint" in status.stop_reason
+    assert len(run.fake.restarts) == 3
