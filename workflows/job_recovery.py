@@ -76,7 +76,6 @@ class JobRecoveryWorkflow:
         self._events: list = []
         self._answer: Approval | Rejection | None = None
         self._hang_deadline: datetime | None = None
-        self._pending_incident: Anomaly | None = None
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -201,24 +200,40 @@ class JobRecoveryWorkflow:
                 and workflow.info().is_continue_as_new_suggested())
 
     async def _next_incident(self) -> Anomaly | None:
-        """Wait for events or the hang watchdog; return an anomaly that needs a decision, if any."""
-        if self._pending_incident is not None:
-            incident, self._pending_incident = self._pending_incident, None
-            return incident
+        """Wait for events or a watchdog; return an anomaly that needs a decision, if any.
+
+        While watching, the hang watchdog runs; while verifying a requeue, the
+        attempt-start watchdog does. Both are durable timers.
+        """
         attempt = self.current_attempt
-        deadline = hang_deadline(self.s.policy, attempt) if attempt and self.s.state == RecoveryState.WATCHING else None
-        self._hang_deadline = deadline
+        deadline, summary = None, None
+        if attempt and self.s.state == RecoveryState.WATCHING:
+            deadline, summary = hang_deadline(self.s.policy, attempt), f"hang watchdog (attempt {attempt.index})"
+        elif attempt and self.s.state == RecoveryState.VERIFYING and self.s.verify_deadline:
+            deadline, summary = self.s.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
+        self._hang_deadline = deadline if self.s.state == RecoveryState.WATCHING else None
         timeout = max(deadline - workflow.now(), timedelta(seconds=1)) if deadline else None
         try:
-            await workflow.wait_condition(lambda: bool(self._events), timeout=timeout,
-                                          timeout_summary=f"hang watchdog (attempt {attempt.index})" if attempt else None)
+            await workflow.wait_condition(lambda: bool(self._events), timeout=timeout, timeout_summary=summary)
         except asyncio.TimeoutError:
+            if self.s.state == RecoveryState.VERIFYING:
+                await self._on_attempt_start_deadline(attempt)
+                return None
             return await self._on_hang_deadline(attempt)
         while self._events:
             incident = self._apply(self._events.pop(0))
             if incident is not None:
                 return incident
         return None
+
+    async def _on_attempt_start_deadline(self, attempt: Attempt) -> None:
+        """The requeued attempt did not start in time: report it, make sure it is not held, keep waiting."""
+        attempt.outcome = (f"requeued, but attempt {attempt.index + 1} had not started after "
+                           f"{self.s.policy.attempt_start_timeout}")
+        workflow.logger.warning(f"job {self.s.job_id}: {attempt.outcome}")
+        workflow.set_current_details(attempt.outcome)
+        self.s.verify_deadline = workflow.now() + self.s.policy.attempt_start_timeout
+        await self._release_if_held()
 
     async def _on_hang_deadline(self, attempt: Attempt) -> Anomaly | None:
         """The watchdog fired: confirm with fresh telemetry before calling it a hang."""
@@ -304,15 +319,15 @@ class JobRecoveryWorkflow:
         if event.state in (JobState.REQUEUED, JobState.PENDING):
             attempt.outcome = "requeued by Slurm"
             return None
-        if attempt.advice_generation is not None and self.s.state == RecoveryState.WATCHING:
+        if attempt.advice_generation is not None:
             advice = self.s.advice_history[attempt.advice_generation - 1]
-            if advice.status in (AdviceStatus.REJECTED, AdviceStatus.EXPIRED):
+            if self.s.state == RecoveryState.WATCHING and advice.status in (AdviceStatus.REJECTED, AdviceStatus.EXPIRED):
                 self.s.stop_reason = (f"attempt {attempt.index} ended {event.state.value} after advice "
                                       f"{advice.generation} was {advice.status.value}; Lazarus leaves the job alone")
                 self._set_state(RecoveryState.STOPPED, self.s.stop_reason)
             return None
         if attempt.anomaly is not None:
-            return attempt.anomaly
+            return attempt.anomaly if self.s.state == RecoveryState.WATCHING else None
         diagnosis = scheduler_diagnosis(event)
         if diagnosis is None:
             return None
@@ -443,25 +458,5 @@ class JobRecoveryWorkflow:
         advice.status = AdviceStatus.EXECUTED
         attempt.requeued_at = workflow.now()
         attempt.outcome = f"requeued as attempt {result.new_attempt} excluding {','.join(result.excluded_nodes) or '-'}"
+        self.s.verify_deadline = workflow.now() + self.s.policy.attempt_start_timeout
         self._set_state(RecoveryState.VERIFYING, f"waiting for attempt {result.new_attempt} to start")
-        await self._await_next_attempt(result.new_attempt)
-
-    async def _await_next_attempt(self, index: int) -> None:
-        """Attempt-start watchdog: report a requeued attempt that does not start in time."""
-        started = lambda: any(a.index >= index and a.started_at for a in self.s.attempts)  # noqa: E731
-        while not started() and self.s.state == RecoveryState.VERIFYING:
-            try:
-                await workflow.wait_condition(lambda: bool(self._events),
-                                              timeout=self.s.policy.attempt_start_timeout,
-                                              timeout_summary=f"attempt-start watchdog (attempt {index})")
-            except asyncio.TimeoutError:
-                self._attempt(index - 1).outcome = (f"requeued, but attempt {index} had not started after "
-                                                    f"{self.s.policy.attempt_start_timeout}")
-                workflow.logger.warning(self._attempt(index - 1).outcome)
-                await self._release_if_held()
-                continue
-            while self._events and self.s.state == RecoveryState.VERIFYING:
-                incident = self._apply(self._events.pop(0))
-                if incident is not None:
-                    self._pending_incident = incident
-                    return

@@ -135,6 +135,7 @@ class JobRecoveryInput(_Model):
     stop_reason: str | None = None
     last_checkpoint: int | None = None
     runs: int = 1
+    verify_deadline: datetime | None = Field(None, description="attempt-start watchdog deadline while verifying")
     scheduler_queue: str = Field("lazarus-scheduler", description="task queue of the Slurm activities")
     telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the telemetry activities")
     ledger_workflow_id: str | None = Field(None, description="node ledger to report implications to")
