@@ -1,0 +1,69 @@
+"""Fixtures: a fake libnvidia-ml.so.1 built from fake_nvml.c, scripted per test through two small files.
+
+The fake is loaded through the agent's ``--nvml-library`` path in this process
+(``NvmlReader(library=...)``) and through ``LD_LIBRARY_PATH`` in subprocesses,
+so both ways pynvml can find the library run the real pynvml ctypes code.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lazarus.health.agent import NodeAgent
+from lazarus.health.nvml import NvmlReader
+from tests.health.helpers import FakeGpus
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def fake_nvml_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding the compiled fake ``libnvidia-ml.so.1``."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is needed to build the fake libnvidia-ml.so.1")
+    out = tmp_path_factory.mktemp("fake-nvml")
+    subprocess.run(
+        [gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(out / "libnvidia-ml.so.1"), str(HERE / "fake_nvml.c")],
+        check=True,
+    )
+    return out
+
+
+@pytest.fixture
+def gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeGpus:
+    """The fake's script for this test (two healthy GPUs until the test says otherwise)."""
+    fake = FakeGpus(tmp_path)
+    for key, value in fake.env().items():
+        monkeypatch.setenv(key, value)  # os.environ writes through to the C getenv the fake reads
+    return fake
+
+
+@pytest.fixture
+def reader(gpus: FakeGpus, fake_nvml_dir: Path) -> Iterator[NvmlReader]:
+    with NvmlReader(library=fake_nvml_dir / "libnvidia-ml.so.1") as r:
+        yield r
+
+
+@pytest.fixture
+def agent(reader: NvmlReader) -> NodeAgent:
+    return NodeAgent(reader, "gpu-node-1")
+
+
+@pytest.fixture
+def make_agent(gpus: FakeGpus, fake_nvml_dir: Path) -> Iterator[Callable[..., NodeAgent]]:
+    """Opens NVML when called, for tests that script what NVML enumerates or registers at init."""
+    readers: list[NvmlReader] = []
+
+    def make(node: str = "gpu-node-1", **kwargs: object) -> NodeAgent:
+        readers.append(NvmlReader(library=fake_nvml_dir / "libnvidia-ml.so.1"))
+        return NodeAgent(readers[-1], node, **kwargs)
+
+    yield make
+    for r in readers:
+        r.close()

@@ -1,0 +1,90 @@
+"""`lazarus node-agent` serves the DCGM-named metrics over HTTP and picks up new Xids on its next poll."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.health.helpers import FakeGpus, gpu_value, parse_metrics
+
+PORTS = range(19101, 19110)  # this area's exporter ports
+
+
+def _free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.read().decode()
+    except OSError:
+        return None
+
+
+def _wait_for(url: str, predicate, timeout: float = 15.0) -> dict:
+    """Scrape until ``predicate(metrics)`` holds; the agent may have polled before the script changed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = _get(url)
+        metrics = parse_metrics(body) if body else {}
+        if metrics and predicate(metrics):
+            return metrics
+        time.sleep(0.1)
+    pytest.fail(f"{url} never served what the test waited for; last body: {body!r}")
+
+
+def _node_health(metrics: dict) -> float | None:
+    return next((v for labels, v in metrics.get("lazarus_node_health", []) if labels["Hostname"] == "gpu-node-9"), None)
+
+
+@pytest.fixture
+def served_agent(gpus: FakeGpus, fake_nvml_dir):
+    port = _free_port()
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_nvml_dir), **gpus.env()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lazarus.cli.main", "node-agent", "--port", str(port), "--address", "127.0.0.1",
+         "--interval", "0.2", "--node", "gpu-node-9"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    yield proc, f"http://127.0.0.1:{port}/metrics"
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_endpoint_serves_dcgm_names_with_dcgm_labels(served_agent, gpus):
+    gpus.set(1, "ecc_dbe_vol", 2)
+    _, url = served_agent
+    metrics = _wait_for(url, lambda m: gpu_value(m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 1) == 2.0)
+    labels, _ = next(s for s in metrics["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] if s[0]["gpu"] == "1")
+    assert labels == {"gpu": "1", "UUID": "GPU-fake-0001", "Hostname": "gpu-node-9", "modelName": "NVIDIA H100 80GB HBM3"}
+    for name in ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_RETIRED_DBE",
+                 "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"):  # fmt: skip
+        assert gpu_value(metrics, name, 0) == 0.0
+    assert _node_health(metrics) == 2.0
+
+
+def test_a_new_xid_shows_on_the_endpoint_and_sigterm_stops_the_agent(served_agent, gpus):
+    proc, url = served_agent
+    _wait_for(url, lambda m: _node_health(m) == 0.0)
+    gpus.xid(0, 79)
+    metrics = _wait_for(url, lambda m: _node_health(m) == 2.0)
+    assert gpu_value(metrics, "DCGM_FI_DEV_XID_ERRORS", 0) == 79.0
+    assert metrics["lazarus_xid_events_total"] == [
+        ({"gpu": "0", "UUID": "GPU-fake-0000", "Hostname": "gpu-node-9", "xid": "79"}, 1.0)
+    ]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
