@@ -1,0 +1,94 @@
+"""Parser for ``squeue --json`` (Slurm 22.05, openapi v0.0.38), the one whole-cluster read per cycle.
+
+22.05 quirks handled here: ``-j``/``-t`` are ignored with ``--json`` (every job
+slurmctld holds comes back, so callers filter), ``exit_code`` is a raw wait
+status (768 = exit 3, 9 = SIGKILL), and ``standard_output`` is the unexpanded
+pattern (``%j``), so it is not used: :func:`lazarus.slurm.parse.parse_scontrol_jobs`
+has the real path. Later versions' ``{"set", "number"}`` wrappers are accepted too.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from lazarus.errors import shorten
+from lazarus.models.slurm import JobSnapshot, JobState
+from lazarus.slurm.errors import MalformedOutputError
+from lazarus.slurm.parse import expand_nodes
+
+
+def decode_wait_status(raw: int) -> tuple[int, int | None]:
+    """Split a raw wait status (``squeue --json`` ``exit_code``) into (exit code, signal or None)."""
+    signal = raw & 0x7F
+    return (raw >> 8) & 0xFF, (signal or None)
+
+
+def _epoch(value: Any) -> datetime | None:
+    """squeue --json times: an int (22.05) or {"set": bool, "number": int} (23.02+); 0 means unset."""
+    if isinstance(value, dict):
+        value = value.get("number") if value.get("set", True) else None
+    if value in (None, 0) or not isinstance(value, int):
+        return None
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _number(value: Any, default: int = 0) -> int:
+    if isinstance(value, dict):
+        value = value.get("number", default) if value.get("set", True) else default
+    return value if isinstance(value, int) else default
+
+
+def parse_squeue_json(text: str) -> list[JobSnapshot]:
+    """All jobs in ``squeue --json`` output (22.05 ignores -j/-t; callers filter)."""
+    try:
+        document = json.loads(text)
+        jobs = document["jobs"]
+        if not isinstance(jobs, list):
+            raise TypeError("'jobs' is not a list")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise MalformedOutputError(f"squeue --json output is not a job list ({exc}): {shorten(text)}") from None
+    return [_job_from_json(job) for job in jobs]
+
+
+def _job_from_json(job: Any) -> JobSnapshot:
+    if not isinstance(job, dict) or not isinstance(job.get("job_id"), int):
+        raise MalformedOutputError(f"squeue --json job without a numeric job_id: {shorten(json.dumps(job))}")
+    raw_state = job.get("job_state")
+    state = JobState.parse(raw_state[0] if isinstance(raw_state, list) and raw_state else raw_state)
+    exit_code, exit_signal = _json_exit(job.get("exit_code"))
+    reason = str(job.get("state_reason") or "")
+    return JobSnapshot(
+        job_id=job["job_id"],
+        name=str(job.get("name") or ""),
+        user=str(job.get("user_name") or ""),
+        partition=str(job.get("partition") or ""),
+        state=state,
+        state_reason="" if reason == "None" else reason,
+        restarts=_number(job.get("restart_cnt")),
+        nodes=expand_nodes(job.get("nodes")),
+        excluded_nodes=expand_nodes(job.get("excluded_nodes")),
+        batch_host=job.get("batch_host") or None,
+        exit_code=exit_code if state.finished else None,
+        exit_signal=exit_signal if state.finished else None,
+        comment=str(job.get("comment") or ""),
+        stdout_path=None,  # squeue prints the unexpanded pattern (train-%j.out); scontrol has the real path
+        stderr_path=None,
+        work_dir=job.get("current_working_directory") or None,
+        start_time=_epoch(job.get("start_time")),
+        end_time=_epoch(job.get("end_time")),
+        submit_time=_epoch(job.get("submit_time")),
+        held=state is JobState.PENDING and _number(job.get("priority"), default=1) == 0,
+    )
+
+
+def _json_exit(value: Any) -> tuple[int | None, int | None]:
+    """22.05: a raw wait status int. 23.02+: {"return_code": {"number": n}, "signal": {"id": {"number": s}}}."""
+    if isinstance(value, int):
+        return decode_wait_status(value)
+    if isinstance(value, dict):
+        code = _number(value.get("return_code"))
+        signal = value.get("signal", {}).get("id") if isinstance(value.get("signal"), dict) else None
+        return code, (_number(signal) or None)
+    return None, None

@@ -1,0 +1,151 @@
+"""Restart-with-exclusions: ``requeuehold`` → ``update ExcNodeList=`` → ``release``, safe to retry.
+
+Why three steps: Slurm only changes ExcNodeList on a *pending* job ("Job is
+no longer pending execution" otherwise), so the running attempt is requeued
+in the held state, its exclusions are updated while it cannot start, and it
+is released.
+
+Why it is idempotent: the guard is the attempt index, Slurm's ``Restarts``,
+which rises by one at the moment of ``requeuehold`` (measured on 22.05).
+``expected_attempt`` names the attempt being replaced. If the job already
+shows ``Restarts > expected_attempt``, the requeue happened (a previous try
+that crashed, or Slurm itself after a node failure) and is never repeated:
+the retry only finishes the update and the release. Every step reads fresh
+state first, so a crash between any two commands leaves nothing that the
+next try cannot finish.
+
+Fail-open: if a step after the hold fails permanently, the job is released
+before the error propagates; Lazarus never leaves a job held.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lazarus.models.slurm import JobSnapshot, JobState, RestartRequest, RestartResult
+from lazarus.slurm import validate
+from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
+from lazarus.slurm.waiting import Heartbeat, wait_for
+
+if TYPE_CHECKING:
+    from lazarus.slurm.client import SlurmClient
+
+# States a requeued job passes through before it is PENDING and can be updated.
+_IN_TRANSITION = frozenset({JobState.COMPLETING, JobState.REQUEUED, JobState.REQUEUE_HOLD, JobState.REQUEUE_FED})
+
+
+async def restart_excluding(client: "SlurmClient", request: RestartRequest, heartbeat: Heartbeat) -> RestartResult:
+    """Run (or finish) the restart of ``request.job_id`` and verify it; see the module docstring."""
+    job_id = validate.job_id(request.job_id)
+    exclude = validate.node_names(request.exclude_nodes)
+    await _check_nodes_exist(client, exclude)
+    job = await client.job(job_id)
+    if job.restarts < request.expected_attempt:
+        raise OperationRefusedError(
+            f"job {job_id} is at attempt {job.restarts}, before the attempt {request.expected_attempt} "
+            "this restart was meant to replace; refusing to act on a stale request"
+        )
+    already_done = job.restarts > request.expected_attempt
+    # A job still pending for its first run of this attempt has nothing to requeue: it is held,
+    # updated and released, and keeps its attempt index.
+    target_attempt = request.expected_attempt if (job.state is JobState.PENDING and not already_done) else (
+        request.expected_attempt + 1
+    )
+    if not already_done:
+        await _hold(client, job, heartbeat)
+    job = await _settle(client, job_id, heartbeat)
+    if job.state is JobState.PENDING:
+        try:
+            await _exclude(client, job, exclude)
+        except SlurmError as exc:
+            if not exc.retryable:
+                await _release(client, job_id)  # fail-open: never leave the job held on a permanent error
+            raise
+        await _release(client, job_id)
+    heartbeat(f"job {job_id}: released, verifying")
+    return await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
+
+
+async def _check_nodes_exist(client: "SlurmClient", names: list[str]) -> None:
+    """Refuse unknown nodes *before* the hold: Slurm would reject the update after the job was requeued."""
+    if not names:
+        return
+    known = {node.name for node in await client.nodes()}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UnknownNodeError(f"cannot exclude {', '.join(unknown)}: not a node of this cluster")
+
+
+async def _hold(client: "SlurmClient", job: JobSnapshot, heartbeat: Heartbeat) -> None:
+    """Requeue a started attempt held; hold a still-pending one (it has no attempt to requeue)."""
+    if job.state is JobState.PENDING:
+        if not job.held:
+            await client.run(["scontrol", "hold", str(job.job_id)], f"job {job.job_id}")
+    else:
+        await client.run(["scontrol", "requeuehold", str(job.job_id)], f"job {job.job_id}")
+    heartbeat(f"job {job.job_id}: held")
+
+
+async def _settle(client: "SlurmClient", job_id: int, heartbeat: Heartbeat) -> JobSnapshot:
+    """Wait until a requeued job has left COMPLETING (its old processes are gone) and is PENDING."""
+    return await wait_for(
+        lambda: client.job(job_id), lambda j: j.state not in _IN_TRANSITION,
+        timeout=client.verify_timeout, what=f"job {job_id} requeued and pending", heartbeat=heartbeat,
+    )
+
+
+async def _exclude(client: "SlurmClient", job: JobSnapshot, exclude: list[str]) -> None:
+    """Add ``exclude`` to the job's ExcNodeList (keeping earlier exclusions) unless it holds them already."""
+    if not exclude or set(exclude) <= set(job.excluded_nodes):
+        return
+    if not job.held:
+        # A pending job could be scheduled between our read and the update; hold it first.
+        await client.run(["scontrol", "hold", str(job.job_id)], f"job {job.job_id}")
+    wanted = validate.hostlist_expr(sorted(set(job.excluded_nodes) | set(exclude)))
+    await client.run(["scontrol", "update", f"JobId={job.job_id}", f"ExcNodeList={wanted}"], f"job {job.job_id}")
+
+
+async def _release(client: "SlurmClient", job_id: int) -> None:
+    job = await client.job(job_id)
+    if job.held:
+        await client.run(["scontrol", "release", str(job_id)], f"job {job_id}")
+
+
+async def _verify(
+    client: "SlurmClient", request: RestartRequest, exclude: list[str], target_attempt: int, already_done: bool,
+    heartbeat: Heartbeat,
+) -> RestartResult:
+    """Fresh state must show the new attempt, not held, exclusions in place; optionally running elsewhere.
+
+    A job that Slurm itself had already requeued and started again (before
+    this request) cannot take new exclusions without a second requeue, which
+    this action never does: it is reported as it is, ``already_done`` set, and
+    the caller decides about the new attempt.
+    """
+    job_id = request.job_id
+
+    def released(j: JobSnapshot) -> bool:
+        excluded = set(exclude) <= set(j.excluded_nodes)
+        return j.restarts >= target_attempt and not j.held and (excluded or j.state is not JobState.PENDING)
+
+    job = await wait_for(
+        lambda: client.job(job_id), released,
+        timeout=client.verify_timeout, what=f"job {job_id} released with {exclude} excluded", heartbeat=heartbeat,
+    )
+    exclusions_in_place = set(exclude) <= set(job.excluded_nodes)
+    if request.wait_running_s > 0 and exclusions_in_place:
+        job = await wait_for(
+            lambda: client.job(job_id), lambda j: j.state.finished or _running_elsewhere(j, exclude),
+            timeout=request.wait_running_s, what=f"job {job_id} running on nodes other than {exclude}",
+            heartbeat=heartbeat,
+        )
+    if exclusions_in_place and job.state is JobState.RUNNING and set(job.nodes) & set(exclude):
+        raise VerificationError(f"job {job_id} runs on excluded node(s) {sorted(set(job.nodes) & set(exclude))}")
+    return RestartResult(
+        job_id=job_id, new_attempt=job.restarts, excluded_nodes=job.excluded_nodes,
+        already_done=already_done, state=job.state, nodes=job.nodes if job.state is JobState.RUNNING else [],
+    )
+
+
+def _running_elsewhere(job: JobSnapshot, exclude: list[str]) -> bool:
+    return job.state is JobState.RUNNING and not set(job.nodes) & set(exclude)

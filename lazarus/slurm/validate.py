@@ -1,0 +1,89 @@
+"""Validation of every value that reaches a Slurm command line.
+
+The SSH transport hands a string to a remote shell, so a value that slipped
+through here could run arbitrary commands on the login node. Nothing is
+escaped "to be safe" instead: values are checked against what Slurm itself
+accepts and anything else is refused with :class:`InvalidArgumentError`
+before a process is started.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+import hostlist
+
+from lazarus.slurm.errors import InvalidArgumentError
+
+# Slurm job ids are 32-bit unsigned; 0 is never a job.
+_MAX_JOB_ID = 2**32 - 1
+# One node name: what Slurm's node name grammar allows (letters, digits, '-', '_', '.').
+_NODE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$")
+# A hostlist expression before expansion: names plus brackets, ranges and commas only.
+_HOSTLIST_EXPR = re.compile(r"^[A-Za-z0-9._\-\[\],]+$")
+# Protect against "node[1-99999999]" style expansions that would stall the worker.
+_MAX_NODES = 65536
+_MAX_REASON = 200
+
+
+def job_id(value: object) -> int:
+    """Return ``value`` as a job id, or refuse anything but a positive integer (as int or decimal string)."""
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"job id must be a positive integer, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        number = int(value)
+    else:
+        raise InvalidArgumentError(f"job id must be a positive integer, got {value!r}")
+    if not 0 < number <= _MAX_JOB_ID:
+        raise InvalidArgumentError(f"job id must be between 1 and {_MAX_JOB_ID}, got {number}")
+    return number
+
+
+def node_names(values: Iterable[str]) -> list[str]:
+    """Expand hostlist expressions (``node[1-3]``) into sorted, unique, validated node names.
+
+    Both the expression and every expanded name are checked: ``expand_hostlist``
+    alone passes through text such as ``node;rm`` untouched.
+    """
+    names: set[str] = set()
+    for expr in values:
+        if not isinstance(expr, str) or not _HOSTLIST_EXPR.match(expr):
+            raise InvalidArgumentError(f"node list {expr!r} is not a valid Slurm hostlist")
+        try:
+            expanded = hostlist.expand_hostlist(expr)
+        except hostlist.BadHostlist as exc:
+            raise InvalidArgumentError(f"node list {expr!r} is not a valid Slurm hostlist: {exc}") from None
+        for name in expanded:
+            if not _NODE_NAME.match(name):
+                raise InvalidArgumentError(f"node name {name!r} is not a valid Slurm node name")
+            names.add(name)
+            if len(names) > _MAX_NODES:
+                raise InvalidArgumentError(f"node list names more than {_MAX_NODES} nodes")
+    return sorted(names, key=_natural_key)
+
+
+def hostlist_expr(names: Iterable[str]) -> str:
+    """The compact hostlist form (``node[1-2,4]``) of already validated names, for a command line."""
+    return hostlist.collect_hostlist(list(names))
+
+
+def reason(text: str, *, default: str) -> str:
+    """A reason string for ``Reason=``: printable, one line, at most 200 characters; ``default`` when empty."""
+    text = (text or "").strip()
+    if not text:
+        return default
+    bad = [ch for ch in text if unicodedata.category(ch).startswith("C")]
+    if bad:
+        raise InvalidArgumentError(f"reason must not contain control characters (found {bad[0]!r})")
+    if len(text) > _MAX_REASON:
+        raise InvalidArgumentError(f"reason is {len(text)} characters long; at most {_MAX_REASON} are allowed")
+    return text
+
+
+def _natural_key(name: str) -> list[object]:
+    """Sort node2 before node10, as people and Slurm do."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
