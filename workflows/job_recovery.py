@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
         Rejection,
         TERMINAL_STATES,
     )
-    from lazarus.models.slurm import JobSnapshot, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
+    from lazarus.models.slurm import JobActionResult, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
     from workflows import attributes
     from workflows.phases import check_transition
     from workflows.policy import decide, hang_diagnosis, scheduler_diagnosis
@@ -421,7 +421,7 @@ class JobRecoveryWorkflow:
     async def _release_if_held(self) -> None:
         """Fail-open: never leave a job held by Lazarus."""
         try:
-            await workflow.execute_activity("slurm_release_job", self.s.job_id, result_type=JobSnapshot,
+            await workflow.execute_activity("slurm_release_job", self.s.job_id, result_type=JobActionResult,
                                             task_queue=self.s.scheduler_queue,
                                             start_to_close_timeout=timedelta(seconds=60),
                                             retry_policy=SLURM_WRITE_RETRY, summary="fail-open: release if held")

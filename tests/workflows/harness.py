@@ -28,7 +28,7 @@ from lazarus.models.recovery import (
     ProgressQuery,
     ProgressView,
 )
-from lazarus.models.slurm import JobSnapshot, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
+from lazarus.models.slurm import JobActionResult, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
 from workflows.job_recovery import JobRecoveryWorkflow
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -54,9 +54,9 @@ class FakeScheduler:
             return NodeActionResult(changed=req.nodes)
 
         @activity.defn(name="slurm_release_job")
-        async def release(job_id: int) -> JobSnapshot:
+        async def release(job_id: int) -> JobActionResult:
             self.releases.append(job_id)
-            return JobSnapshot(job_id=job_id, state=JobState.PENDING)
+            return JobActionResult(job_id=job_id, changed=False, state=JobState.PENDING)
 
         @activity.defn(name="telemetry_job_progress")
         async def progress(q: ProgressQuery) -> ProgressView:

@@ -1,0 +1,21 @@
+"""Telemetry activities, served by the process that runs the telemetry loop (they read its live view)."""
+
+from __future__ import annotations
+
+from temporalio import activity
+
+from lazarus.models.recovery import ProgressQuery, ProgressView
+from lazarus.telemetry.loop import TelemetryLoop
+
+
+class TelemetryActivities:
+    def __init__(self, loop: TelemetryLoop) -> None:
+        self.loop = loop
+
+    @activity.defn(name="telemetry_job_progress")
+    async def job_progress(self, query: ProgressQuery) -> ProgressView:
+        """The latest progress the loop saw for one attempt (known=False if it has not read that attempt)."""
+        tracker = self.loop.trackers.get(query.job_id)
+        if tracker is None:
+            return ProgressView(known=False)
+        return tracker.progress_view(query.attempt)

@@ -1,0 +1,102 @@
+"""`lazarus advice list|approve|reject` and `lazarus mode`: the operator's side of monitor mode."""
+
+from __future__ import annotations
+
+import argparse
+
+from temporalio.client import WorkflowUpdateFailedError
+
+from lazarus.cli.common import operator_name, print_json, run_async, settings_from, ui_link
+from lazarus.cli.jobs import fetch_status
+from lazarus.errors import LazarusError
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import Approval, ModeChange, Rejection
+from lazarus.slurm.validate import job_id as validate_job_id
+from lazarus.temporal_client import connect
+from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+
+
+class AdviceRefused(LazarusError):
+    """The workflow refused an approval or rejection (stale, duplicate, nothing pending)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("advice", help="list, approve or reject recovery advice (monitor mode)")
+    asub = p.add_subparsers(dest="advice_command", metavar="ACTION", required=True)
+    q = asub.add_parser("list", help="advice awaiting approval")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=lambda a: run_async(_list, a))
+    for name in ("approve", "reject"):
+        q = asub.add_parser(name, help=f"{name} a job's pending advice")
+        q.add_argument("job_id")
+        q.add_argument("--generation", type=int, help="the advice generation (default: the pending one)")
+        q.add_argument("--comment")
+        q.add_argument("--operator", default=None, help="who decides (default: your user name)")
+        q.set_defaults(func=lambda a, n=name: run_async(_decide, a, n))
+    p = sub.add_parser("mode", help="set monitor/act mode for one job, or for every watched job (kill switch)")
+    p.add_argument("mode", choices=[m.value for m in Mode])
+    p.add_argument("--job", help="only this job id")
+    p.set_defaults(func=lambda a: run_async(_mode, a))
+
+
+async def _list(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    client = await connect(settings)
+    rows = []
+    async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND RecoveryState="awaiting-approval"'):
+        status = await client.get_workflow_handle(wf.id).query(JobRecoveryWorkflow.status)
+        if status.advice:
+            rows.append({"job_id": status.job_id, "advice": status.advice.model_dump(mode="json"),
+                         "link": ui_link(settings, wf.id)})
+    if args.json:
+        print_json(rows)
+    elif not rows:
+        print("no advice awaiting approval")
+    for r in rows if not args.json else []:
+        a = r["advice"]
+        print(f"job {r['job_id']} advice {a['generation']}: {a['action']} "
+              f"exclude={','.join(a['exclude_nodes']) or '-'} drain={','.join(a['drain_nodes']) or '-'}\n"
+              f"  reason: {a['reason']}\n  expires: {a['expires_at']}\n  {r['link']}")
+    return 0
+
+
+async def _decide(args: argparse.Namespace, action: str) -> int:
+    settings = settings_from(args)
+    job_id = validate_job_id(args.job_id)
+    generation = args.generation
+    if generation is None:
+        status = await fetch_status(settings, job_id)
+        if status.advice is None or status.advice.status.value != "pending":
+            raise AdviceRefused(f"job {job_id} has no advice awaiting approval (state {status.state.value})")
+        generation = status.advice.generation
+    client = await connect(settings)
+    handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
+    who = args.operator or operator_name()
+    model = Approval if action == "approve" else Rejection
+    update = JobRecoveryWorkflow.approve_advice if action == "approve" else JobRecoveryWorkflow.reject_advice
+    try:
+        reply = await handle.execute_update(update, model(generation=generation, operator=who, comment=args.comment))
+    except WorkflowUpdateFailedError as exc:
+        raise AdviceRefused(f"refused: {exc.cause.message if hasattr(exc.cause, 'message') else exc.cause}") from None
+    print(reply.message)
+    return 0
+
+
+async def _mode(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    client = await connect(settings)
+    mode = Mode(args.mode)
+    if args.job:
+        job_id = validate_job_id(args.job)
+        await client.get_workflow_handle(workflow_id(settings.cluster, job_id)).signal(
+            JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name()))
+        print(f"job {job_id}: mode {mode.value}")
+        return 0
+    count = 0
+    async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running"'):
+        await client.get_workflow_handle(wf.id).signal(
+            JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="cluster", operator=operator_name()))
+        count += 1
+    print(f"mode {mode.value} set on {count} running job workflow(s); new jobs start in the configured "
+          f"cluster mode ({settings.mode.value})")
+    return 0

@@ -1,0 +1,49 @@
+"""Helpers shared by the CLI subcommands: settings, Temporal client, JSON output."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from lazarus.config import Settings, load_settings
+from lazarus.errors import LazarusError
+
+T = TypeVar("T")
+
+
+class JobNotWatched(LazarusError):
+    """No Lazarus workflow exists for the job."""
+
+
+def settings_from(args: Any) -> Settings:
+    return load_settings(getattr(args, "config", None))
+
+
+def run_async(fn: Callable[..., Awaitable[T]], *a: Any) -> T:
+    return asyncio.run(fn(*a))
+
+
+def operator_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def print_json(data: Any) -> None:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    elif isinstance(data, list):
+        data = [d.model_dump(mode="json") if isinstance(d, BaseModel) else d for d in data]
+    json.dump(data, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def ui_link(settings: Settings, workflow_id: str) -> str:
+    return f"{settings.temporal.ui_url}/namespaces/{settings.temporal.namespace}/workflows/{workflow_id}"

@@ -1,0 +1,1 @@
+"""The cluster-level telemetry loop: one scheduler query per cycle, incremental log tailing, events to workflows."""

@@ -1,0 +1,172 @@
+"""The telemetry loop: one scheduler query per cycle for the whole cluster.
+
+Each cycle: ``squeue --json`` once → for every opted-in job, make sure its
+workflow exists (idempotent start, ``lazarus-<cluster>-<jobid>``), turn state
+changes into events, tail its output files from the last offset, and signal
+the workflow only when something changed (attempt started/ended, anomaly,
+checkpoint, coarse progress). Never one signal per training step.
+
+The loop keeps no state that matters for correctness: workflows deduplicate
+events, and log offsets are persisted so that a restarted loop does not
+re-read (and re-report) an earlier attempt's failure lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from loguru import logger
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from lazarus.config import Settings
+from lazarus.detection.tail import TailState, read_new_lines
+from lazarus.errors import JobCommentError, LazarusError
+from lazarus.models.recovery import JobEventEnvelope, JobRecoveryInput
+from lazarus.models.slurm import JobSnapshot, JobState
+from lazarus.slurm.client import SlurmClient
+from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
+from lazarus.telemetry.tracker import JobTracker
+from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class TelemetryLoop:
+    def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, state_file: Path | None = None) -> None:
+        self.settings, self.slurm, self.client = settings, slurm, client
+        self.trackers: dict[int, JobTracker] = {}
+        self.tails: dict[str, TailState] = {}
+        self.state_file = state_file
+        self._tails_dirty = False
+        self._load_offsets()
+
+    # ---- persistence of log offsets ---------------------------------------------------------
+
+    def _load_offsets(self) -> None:
+        if not self.state_file or not self.state_file.exists():
+            return
+        try:
+            raw = json.loads(self.state_file.read_text())
+            self.tails = {path: TailState.model_validate(st) for path, st in raw.items()}
+        except (OSError, ValueError) as exc:
+            logger.warning(f"ignoring unreadable telemetry offsets {self.state_file}: {exc}")
+
+    def _save_offsets(self) -> None:
+        if not self.state_file or not self._tails_dirty:
+            return
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({p: st.model_dump(mode="json") for p, st in self.tails.items()}))
+        tmp.replace(self.state_file)
+        self._tails_dirty = False
+
+    # ---- the cycle ----------------------------------------------------------------------------
+
+    async def run_forever(self, stop: asyncio.Event | None = None) -> None:
+        interval = self.settings.discovery.interval.total_seconds()
+        logger.info(f"telemetry loop for cluster {self.settings.cluster}: one scheduler query every {interval:g} s")
+        while not (stop and stop.is_set()):
+            started = asyncio.get_running_loop().time()
+            try:
+                await self.cycle()
+            except LazarusError as exc:  # e.g. slurmctld unreachable: say so, keep going
+                logger.warning(f"telemetry cycle failed: {exc}")
+            elapsed = asyncio.get_running_loop().time() - started
+            await asyncio.sleep(max(0.05, interval - elapsed))
+
+    async def cycle(self) -> None:
+        jobs = await self.slurm.jobs()
+        now = utcnow()
+        for job in jobs:
+            if not mentions_lazarus(job.comment):
+                continue
+            tracker = self.trackers.get(job.job_id)
+            if tracker is None:
+                tracker = await self._discover(job)
+            if tracker.closed:
+                continue
+            await self._update(tracker, job, now)
+        self._save_offsets()
+
+    async def _discover(self, job: JobSnapshot) -> JobTracker:
+        tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes)
+        self.trackers[job.job_id] = tracker
+        inp = JobRecoveryInput(
+            cluster=self.settings.cluster, job_id=job.job_id, user=job.user, partition=job.partition,
+            job_name=job.name, cluster_mode=self.settings.mode, scheduler_queue=self.settings.task_queues.scheduler,
+            telemetry_queue=self.settings.task_queues.telemetry,
+        )
+        try:
+            opt_in = parse_opt_in(job.comment, self.settings.policies)
+            inp.policy_name, inp.policy, inp.job_mode = opt_in.policy_name, opt_in.policy, opt_in.policy.mode
+        except JobCommentError as exc:
+            logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")
+            inp.opt_in_error = str(exc)
+            tracker.closed = True
+        try:
+            await self.client.start_workflow(
+                JobRecoveryWorkflow.run, inp, id=workflow_id(self.settings.cluster, job.job_id),
+                task_queue=self.settings.task_queues.control,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"Slurm job {job.job_id} ({job.name}) of {job.user}",
+            )
+            logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
+        except WorkflowAlreadyStartedError:
+            tracker.closed = True  # its workflow already finished: nothing more to watch
+        return tracker
+
+    async def _update(self, tracker: JobTracker, job: JobSnapshot, now: datetime) -> None:
+        events = tracker.observe(job, now)
+        if events and not tracker.log_paths:
+            tracker.log_paths = await self._log_paths(job)
+        self._tail(tracker, now)
+        events += tracker.anomaly_events(now)
+        events += tracker.digest_events(now, self._digest_interval())
+        if job.state.finished or job.state == JobState.REQUEUE_HOLD:
+            failed = await self._failed_nodes(job) if job.state == JobState.NODE_FAIL else []
+            events += tracker.finish(job, now, failed)
+        if events:
+            await self._signal(job.job_id, events)
+
+    def _digest_interval(self) -> timedelta:
+        budget = self.settings.policies["default"].hang_budget_min
+        return min(max(budget / 4, timedelta(seconds=1)), timedelta(minutes=5))
+
+    async def _log_paths(self, job: JobSnapshot) -> list[str]:
+        try:
+            full = await self.slurm.job(job.job_id)
+        except LazarusError as exc:
+            logger.warning(f"job {job.job_id}: cannot read its output paths: {exc}")
+            return []
+        return sorted({p for p in (full.stdout_path, full.stderr_path) if p})
+
+    def _tail(self, tracker: JobTracker, now: datetime) -> None:
+        budget = self.settings.discovery.log_tail_max_bytes
+        for path in tracker.log_paths:
+            state = self.tails.get(path) or TailState()
+            lines, new_state, notes = read_new_lines(path, state, budget)
+            for note in notes:
+                logger.debug(f"job {tracker.job_id}: {note}")
+            if new_state != state:
+                self.tails[path], self._tails_dirty = new_state, True
+            for line_no, text in lines:
+                tracker.feed(path, line_no, text, now)
+
+    async def _failed_nodes(self, job: JobSnapshot) -> list[str]:
+        try:
+            nodes = await self.slurm.nodes()
+        except LazarusError:
+            return []
+        return [n.name for n in nodes if n.name in job.nodes and (n.down or "NOT_RESPONDING" in n.state.upper())]
+
+    async def _signal(self, job_id: int, events: list) -> None:
+        handle = self.client.get_workflow_handle(workflow_id(self.settings.cluster, job_id))
+        for event in events:
+            await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))

@@ -1,0 +1,146 @@
+"""Per-job telemetry state: which attempt we are on, what its logs said, what was already reported.
+
+A :class:`JobTracker` turns successive scheduler snapshots and new log lines
+into the few events a job workflow needs (attempt started/ended, anomaly,
+coarse progress). It does no I/O itself; :mod:`lazarus.telemetry.loop` feeds
+it. Detector state resets at every attempt boundary, so a stale failure line
+from an earlier attempt never triggers again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from lazarus.detection.engine import Analyzer
+from lazarus.detection.progress import parse_progress
+from lazarus.models.diagnosis import FailureKind
+from lazarus.models.recovery import (
+    Anomaly,
+    AnomalyDetected,
+    AttemptEnded,
+    AttemptStarted,
+    ProgressDigest,
+    ProgressView,
+)
+from lazarus.models.slurm import JobSnapshot, JobState
+
+# After the first failure line, wait this long for the rest of the failure (the
+# root error is often printed by another rank a moment later) before reporting.
+SETTLE = timedelta(seconds=1)
+
+
+@dataclass
+class AttemptTelemetry:
+    index: int
+    analyzer: Analyzer
+    started_reported: bool = False
+    ended_reported: bool = False
+    anomaly_reported: bool = False
+    first_failure_seen_at: datetime | None = None
+    step: int | None = None
+    last_progress_at: datetime | None = None
+    max_step_interval: timedelta | None = None
+    checkpoint: int | None = None
+    digest_sent_at: datetime | None = None
+    digest_step: int | None = None
+    digest_checkpoint: int | None = None
+
+
+@dataclass
+class JobTracker:
+    job_id: int
+    layout_nodes: list[str]
+    tasks_per_node: int = 1
+    closed: bool = False
+    log_paths: list[str] = field(default_factory=list)
+    attempt: AttemptTelemetry | None = None
+
+    def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
+        self.layout_nodes = nodes or self.layout_nodes
+        return AttemptTelemetry(index=index, analyzer=Analyzer.for_job(self.layout_nodes, self.tasks_per_node))
+
+    def observe(self, job: JobSnapshot, now: datetime) -> list:
+        """Compare a fresh snapshot with what we know; return lifecycle events."""
+        events: list = []
+        cur = self.attempt
+        if cur is None or job.restarts > cur.index:
+            if cur is not None and cur.started_reported and not cur.ended_reported:
+                events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
+            cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
+        if job.state in (JobState.RUNNING, JobState.COMPLETING) or (job.state.finished and job.start_time):
+            if not cur.started_reported and job.nodes:
+                cur.started_reported = True
+                self.layout_nodes = job.nodes
+                cur.analyzer = Analyzer.for_job(job.nodes, self.tasks_per_node)
+                events.append(AttemptStarted(attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes,
+                                             at=job.start_time or now))
+        return events
+
+    def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list:
+        """The attempt reached a final state: report any pending anomaly first, then the end."""
+        cur = self.attempt
+        if cur is None or cur.ended_reported or not job.state.finished:
+            return []
+        events = self.anomaly_events(now, force=True)
+        cur.ended_reported = True
+        events.append(AttemptEnded(attempt=cur.index, state=job.state, exit_code=job.exit_code,
+                                   at=job.end_time or now, nodes=job.nodes, failed_nodes=failed_nodes))
+        return events
+
+    def feed(self, file: str, line_no: int, text: str, now: datetime) -> None:
+        cur = self.attempt
+        if cur is None:
+            return
+        sample = parse_progress(text)
+        if sample is not None:
+            self._record_progress(cur, sample, now)
+        before = cur.analyzer.has_failure()
+        cur.analyzer.feed(file, line_no, text)
+        if not before and cur.analyzer.has_failure():
+            cur.first_failure_seen_at = now
+
+    @staticmethod
+    def _record_progress(cur: AttemptTelemetry, sample, now: datetime) -> None:
+        if sample.step is not None and (cur.step is None or sample.step > cur.step):
+            if cur.last_progress_at is not None:
+                interval = now - cur.last_progress_at
+                cur.max_step_interval = max(interval, cur.max_step_interval or interval)
+            cur.step, cur.last_progress_at = sample.step, now
+        if sample.checkpoint_step is not None:
+            cur.checkpoint = max(sample.checkpoint_step, cur.checkpoint or sample.checkpoint_step)
+            cur.last_progress_at = now
+
+    def anomaly_events(self, now: datetime, force: bool = False) -> list:
+        cur = self.attempt
+        if cur is None or cur.anomaly_reported or cur.first_failure_seen_at is None:
+            return []
+        if not force and now - cur.first_failure_seen_at < SETTLE:
+            return []
+        diagnosis = cur.analyzer.diagnosis()
+        if diagnosis.failure_kind == FailureKind.NONE or diagnosis.retry_advice is None:
+            return []
+        cur.anomaly_reported = True
+        return [AnomalyDetected(anomaly=Anomaly(attempt=cur.index, kind=diagnosis.failure_kind, diagnosis=diagnosis,
+                                                source="log", observed_at=cur.first_failure_seen_at))]
+
+    def digest_events(self, now: datetime, interval: timedelta) -> list:
+        """Coarse progress: at once for a new checkpoint, otherwise at most once per ``interval``."""
+        cur = self.attempt
+        if cur is None or not cur.started_reported or cur.last_progress_at is None:
+            return []
+        new_checkpoint = cur.checkpoint is not None and cur.checkpoint != cur.digest_checkpoint
+        stepped = cur.step != cur.digest_step
+        due = cur.digest_sent_at is None or now - cur.digest_sent_at >= interval
+        if not (new_checkpoint or (stepped and due)):
+            return []
+        cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
+        return [ProgressDigest(attempt=cur.index, step=cur.step, last_progress_at=cur.last_progress_at,
+                               checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval)]
+
+    def progress_view(self, attempt: int) -> ProgressView:
+        cur = self.attempt
+        if cur is None or cur.index != attempt:
+            return ProgressView(known=False)
+        return ProgressView(known=True, step=cur.step, last_progress_at=cur.last_progress_at,
+                            checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval)

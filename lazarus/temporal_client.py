@@ -1,0 +1,32 @@
+"""Connecting to Temporal with the project's data converter, with a clear error when it is unreachable."""
+
+from __future__ import annotations
+
+from temporalio.client import Client, TLSConfig
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from lazarus.config import Settings
+from lazarus.errors import LazarusError
+
+
+class TemporalUnreachable(LazarusError):
+    """Temporal cannot be reached at the configured address."""
+
+
+async def connect(settings: Settings) -> Client:
+    t = settings.temporal
+    tls: TLSConfig | bool = False
+    if t.tls:
+        tls = TLSConfig(
+            server_root_ca_cert=t.tls_server_ca.read_bytes() if t.tls_server_ca else None,
+            client_cert=t.tls_client_cert.read_bytes() if t.tls_client_cert else None,
+            client_private_key=t.tls_client_key.read_bytes() if t.tls_client_key else None,
+        )
+    try:
+        return await Client.connect(t.address, namespace=t.namespace, tls=tls, api_key=t.api_key,
+                                    data_converter=pydantic_data_converter)
+    except RuntimeError as exc:
+        raise TemporalUnreachable(
+            f"cannot reach Temporal at {t.address} (namespace {t.namespace}): {exc}. "
+            "Is the server running? (`lazarus dev status` for the embedded stack)"
+        ) from None
