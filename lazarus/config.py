@@ -62,28 +62,30 @@ class TemporalSettings(_Strict):
 class TaskQueues(_Strict):
     """Task queue per worker role (see docs/architecture.md)."""
 
-    control: str = "lazarus-control"
-    scheduler: str = "lazarus-scheduler"
-    telemetry: str = "lazarus-telemetry"
+    control: str = Field("lazarus-control", description="workflows and recovery decisions")
+    scheduler: str = Field("lazarus-scheduler", description="Slurm actions (hold, exclude, release, drain)")
+    telemetry: str = Field("lazarus-telemetry", description="log tailing, Prometheus queries, node health")
 
 
 class SshSettings(_Strict):
     """SSH transport to a Slurm login node."""
 
     host: str = Field(..., description="login node host name or address")
-    port: int = Field(22, ge=1, le=65535)
+    port: int = Field(22, ge=1, le=65535, description="SSH port of the login node")
     user: str = Field("root", description="remote user that runs Slurm commands")
     key_file: Path | None = Field(None, description="private key file; the SSH agent is used when unset")
     known_hosts: Path | None = Field(
         None, description="known_hosts file; host keys are always verified (~/.ssh/known_hosts when unset)"
     )
-    connect_timeout_s: float = Field(10.0, gt=0)
+    connect_timeout_s: float = Field(10.0, gt=0, description="seconds to wait for the SSH connection")
 
 
 class SchedulerSettings(_Strict):
     """Where Slurm commands run."""
 
-    transport: Literal["local", "ssh"] = "local"
+    transport: Literal["local", "ssh"] = Field(
+        "local", description="local: run Slurm commands here; ssh: run them on a login node over SSH"
+    )
     ssh: SshSettings | None = None
     slurm_conf: Path | None = Field(None, description="SLURM_CONF for the Slurm commands (local transport)")
     command_timeout_s: float = Field(30.0, gt=0, description="wall-clock limit for one Slurm command")
@@ -106,15 +108,15 @@ class DevSettings(_Strict):
     """The embedded local stack behind `lazarus dev`."""
 
     state_dir: Path = Field(DEFAULT_STATE_DIR, description="all state, logs and pid files live here")
-    temporal_port: int = Field(17233, ge=1024, le=65535)
-    temporal_ui_port: int = Field(18233, ge=1024, le=65535)
-    slurmctld_port: int = Field(16817, ge=1024, le=65535)
+    temporal_port: int = Field(17233, ge=1024, le=65535, description="Temporal dev server gRPC port")
+    temporal_ui_port: int = Field(18233, ge=1024, le=65535, description="Temporal Web UI port")
+    slurmctld_port: int = Field(16817, ge=1024, le=65535, description="slurmctld port")
     slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
-    slurmdbd_port: int = Field(16819, ge=1024, le=65535)
-    mysql_port: int = Field(16306, ge=1024, le=65535)
-    nodes: int = Field(4, ge=2, le=16)
-    gpus_per_node: int = Field(4, ge=1, le=8)
-    cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    slurmdbd_port: int = Field(16819, ge=1024, le=65535, description="slurmdbd port")
+    mysql_port: int = Field(16306, ge=1024, le=65535, description="MariaDB port for Slurm accounting")
+    nodes: int = Field(4, ge=2, le=16, description="virtual Slurm nodes node1..nodeN")
+    gpus_per_node: int = Field(4, ge=1, le=8, description="fake GPUs (gres) per node")
+    cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Slurm ClusterName")
     accounting: bool = Field(True, description="run slurmdbd + MariaDB so sacct works")
     workers: bool = Field(True, description="start the Lazarus workers with the stack")
 
@@ -130,8 +132,10 @@ class WorkerSettings(_Strict):
 
 
 class LoggingSettings(_Strict):
+    """What every Lazarus process logs, and how."""
+
     json_output: bool = Field(False, alias="json", description="one JSON object per line")
-    level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="lowest level logged")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
