@@ -153,7 +153,10 @@ class Settings(BaseSettings):
     task_queues: TaskQueues = TaskQueues()
     scheduler: SchedulerSettings = SchedulerSettings()
     discovery: DiscoverySettings = DiscoverySettings()
-    policies: dict[str, Policy] = Field(default_factory=lambda: {"default": Policy()})
+    policies: dict[str, Policy] = Field(
+        default_factory=lambda: {"default": Policy()},
+        description="named recovery policies; a job picks one in its Slurm comment",
+    )
     dev: DevSettings = DevSettings()
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
