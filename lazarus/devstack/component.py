@@ -9,6 +9,7 @@ a first one that was interrupted still returns a usable stack.
 
 from __future__ import annotations
 
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -44,6 +45,13 @@ class Component:
         """Start the component unless it is up, then wait until ready; True if started."""
         started = False
         if self.pid(layout) is None:
+            if self.port is not None and port_open(self.port):
+                # Without this check the daemon would die with a bind error
+                # buried in its log; say what is wrong instead.
+                raise DevStackError(
+                    f"{self.name} cannot start: port {self.port} on 127.0.0.1 is used by another program; "
+                    "stop it or choose other ports in the dev section of the configuration"
+                )
             if self.prepare:
                 self.prepare()
             pid = procs.start_daemon(
@@ -65,6 +73,12 @@ class Component:
     def stop(self, layout: Layout) -> int | None:
         """Stop the component if up; return the pid that was stopped."""
         return procs.stop_pid_file(layout.pid_file(self.name), self.env[MARKER_ENV], self.stop_grace)
+
+    def signal_stop(self, layout: Layout) -> None:
+        """Send SIGTERM without waiting, so slow components exit in parallel."""
+        pid = self.pid(layout)
+        if pid is not None:
+            procs.signal_pids([pid], signal.SIGTERM)
 
     def _wait_ready(self, layout: Layout, pid: int | None) -> None:
         deadline = time.monotonic() + self.ready_timeout

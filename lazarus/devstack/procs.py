@@ -122,11 +122,11 @@ def wait_dead(pids: Iterable[int], timeout: float) -> list[int]:
 def terminate(pids: Iterable[int], grace: float = 5.0) -> None:
     """SIGTERM, then SIGKILL whatever is still alive after ``grace`` seconds."""
     pids = [p for p in pids if is_alive(p)]
-    _signal_all(pids, signal.SIGTERM)
+    signal_pids(pids, signal.SIGTERM)
     survivors = wait_dead(pids, grace)
     if survivors:
         logger.debug("SIGKILL to {} after {} s", survivors, grace)
-        _signal_all(survivors, signal.SIGKILL)
+        signal_pids(survivors, signal.SIGKILL)
         wait_dead(survivors, 5.0)
 
 
@@ -173,7 +173,7 @@ def _with_descendants(roots: Iterable[int]) -> set[int]:
     return found
 
 
-def _signal_all(pids: Iterable[int], sig: signal.Signals) -> None:
+def signal_pids(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
         try:
             os.kill(pid, sig)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from loguru import logger
 
@@ -26,13 +27,18 @@ from lazarus.devstack.component import Component
 from lazarus.devstack.layout import MARKER_ENV, Layout
 from lazarus.devstack.mariadb import mariadb_component
 from lazarus.devstack.munge import munge_component
+from lazarus.devstack.packages import ACCOUNTING_PACKAGES, SLURM_PACKAGES, ensure_packages
 from lazarus.devstack.slurm import client_env, slurm_components, wait_cluster_ready
 from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
 from lazarus.devstack.stack_config import write_lazarus_yaml
+from lazarus.devstack.status import ComponentStatus, StackStatus
 from lazarus.devstack.temporal import temporal_component
 from lazarus.devstack.workers import workers_available, workers_component
+from lazarus.errors import DevStackError
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Stopped first and waited for last: slow to exit, and nothing else depends on them.
+EARLY_STOP = ("workers", "temporal")
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,11 @@ class DevStack:
         """Start whatever is down and wait until the whole stack answers."""
         t0 = time.monotonic()
         report = UpReport()
+        installed = ensure_packages(list(SLURM_PACKAGES) + (list(ACCOUNTING_PACKAGES) if self.dev.accounting else []))
+        if installed:
+            report.notes.append(f"installed Debian packages: {' '.join(installed)}")
         self.layout.root.mkdir(parents=True, exist_ok=True)
+        check_reachable(self.layout.root)
         with self._locked():
             self.layout.create_dirs()
             make_fake_gpus(self.dev, self.layout)
@@ -102,7 +112,9 @@ class DevStack:
             write_lazarus_yaml(self.dev, self.layout)
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.main is not installed)")
-            for comp in self.components():
+            comps = self.components()
+            self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))
+            for comp in comps:
                 (report.started if comp.ensure(self.layout) else report.already_up).append(comp.name)
                 if comp.name == f"slurmd-node{self.dev.nodes}":  # the last node: Slurm is complete
                     wait_cluster_ready(self.dev, self.slurm_env())
@@ -111,19 +123,49 @@ class DevStack:
 
     def down(self) -> list[str]:
         """Stop everything this stack started; return the names of what was running."""
-        stopped = []
+        stopped: list[str] = []
         if not self.layout.root.exists():
             return stopped
         with self._locked():
-            for comp in reversed(self.components(everything=True)):
+            comps = list(reversed(self.components(everything=True)))
+            early = [c for c in comps if c.name in EARLY_STOP]
+            for comp in early:
+                comp.signal_stop(self.layout)
+            for comp in [c for c in comps if c not in early] + early:
                 if comp.stop(self.layout) is not None:
                     stopped.append(comp.name)
             leftovers = procs.slurm_leftovers(self.layout.slurm_conf)
             if leftovers:
                 logger.info("killing {} job processes left by this cluster", len(leftovers))
-                procs.terminate(leftovers, grace=3.0)
+                procs.terminate(leftovers, grace=1.0)
                 stopped.append(f"{len(leftovers)} leftover job processes")
         return stopped
+
+    def status(self) -> StackStatus:
+        """Each component that the last ``up`` managed (or would manage): up or down."""
+        try:
+            enabled = set(self._enabled_file.read_text().split())
+        except FileNotFoundError:
+            enabled = {c.name for c in self.components()}
+        rows = []
+        for comp in self.components(everything=True):
+            pid = comp.pid(self.layout)
+            if pid is not None or comp.name in enabled:
+                rows.append(ComponentStatus(name=comp.name, up=pid is not None, pid=pid, port=comp.port))
+        temporal = "temporal" in enabled
+        return StackStatus(
+            cluster=self.dev.cluster_name,
+            state_dir=self.layout.root,
+            slurm_conf=self.layout.slurm_conf,
+            lazarus_config=self.layout.lazarus_yaml,
+            temporal_address=f"127.0.0.1:{self.dev.temporal_port}" if temporal else None,
+            ui_url=f"http://127.0.0.1:{self.dev.temporal_ui_port}" if temporal else None,
+            components=rows,
+        )
+
+    @property
+    def _enabled_file(self) -> Path:
+        return self.layout.run / "enabled"
 
     def _write_configs_changed(self) -> bool:
         before = _read_all(self.layout)
@@ -147,6 +189,23 @@ class DevStack:
                 yield
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def check_reachable(root: Path) -> None:
+    """Fail clearly when munged (user munge) and MariaDB (user mysql) could not reach ``root``.
+
+    They drop root privileges, so every directory above the state directory
+    must be searchable by others; otherwise munged dies with a bare
+    "Permission denied" in its log (pytest's tmp_path, under a 0700 directory,
+    is such a place).
+    """
+    root.chmod(root.stat().st_mode | 0o755)
+    for d in [root, *root.parents]:
+        if not d.stat().st_mode & 0o001:
+            raise DevStackError(
+                f"state directory {root} is not reachable by the munge and mysql users "
+                f"because {d} has no search permission for others; use a directory under /var/tmp"
+            )
 
 
 def _read_all(layout: Layout) -> tuple[str, ...] | None:

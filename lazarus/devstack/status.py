@@ -1,0 +1,38 @@
+"""What ``dev status`` reports: each component up or down, with pid and port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+class ComponentStatus(BaseModel):
+    name: str
+    up: bool
+    pid: int | None = None
+    port: int | None = None
+
+
+class StackStatus(BaseModel):
+    cluster: str
+    state_dir: Path
+    slurm_conf: Path
+    lazarus_config: Path
+    temporal_address: str | None = None
+    ui_url: str | None = None
+    components: list[ComponentStatus]
+
+    @property
+    def all_up(self) -> bool:
+        return all(c.up for c in self.components)
+
+    def render(self) -> str:
+        lines = [f"cluster {self.cluster}, state in {self.state_dir}"]
+        for c in self.components:
+            where = f" port {c.port}" if c.port else ""
+            pid = f" pid {c.pid}" if c.pid else ""
+            lines.append(f"  {c.name:<14} {'up' if c.up else 'down':<5}{pid}{where}")
+        if self.ui_url:
+            lines.append(f"Temporal UI: {self.ui_url}")
+        return "\n".join(lines)
