@@ -140,6 +140,16 @@ class LoggingSettings(_Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class PrometheusSettings(_Strict):
+    """Where the telemetry worker reads training throughput (straggler detection)."""
+
+    url: str = Field("http://127.0.0.1:9090", description="base URL of the Prometheus HTTP API")
+    timeout_s: float = Field(5.0, gt=0, description="wall-clock limit for one query (no client retries)")
+    throughput_metric: str = Field(
+        "lazarus_rank_samples_per_second", description="gauge by job_id, node, rank (see docs/stragglers.md)"
+    )
+
+
 class Settings(BaseSettings):
     """Lazarus configuration. See docs/configuration.md for every field."""
 
@@ -160,6 +170,7 @@ class Settings(BaseSettings):
     dev: DevSettings = DevSettings()
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
+    prometheus: PrometheusSettings = PrometheusSettings()
 
     @field_validator("policies")
     @classmethod
