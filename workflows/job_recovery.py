@@ -24,6 +24,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models.diagnosis import FailureKind
+    from lazarus.models.ledger import Implication
     from lazarus.models.policy import Mode
     from lazarus.models.recovery import (
         Advice,
@@ -428,18 +429,35 @@ class JobRecoveryWorkflow:
         except ActivityError as exc:
             workflow.logger.warning(f"fail-open release of job {self.s.job_id} failed: {exc.cause}")
 
+    async def _isolate(self, attempt: Attempt, advice: Advice) -> None:
+        """Drain hardware-implicated nodes: through the cluster's node ledger (one drain however many jobs
+        blame a node, within the drain budget), or directly when no ledger runs."""
+        if not advice.drain_nodes and not advice.exclude_nodes:
+            return
+        if self.s.ledger_workflow_id:
+            ledger = workflow.get_external_workflow_handle(self.s.ledger_workflow_id)
+            try:
+                for node in sorted(set(advice.exclude_nodes) - set(attempt.excluded_nodes)):
+                    await ledger.signal("record_implication", Implication(
+                        node=node, job_id=self.s.job_id, attempt=attempt.index, signature=advice.signature,
+                        category=advice.category.value, at=workflow.now(), drain_requested=node in advice.drain_nodes))
+                return
+            except ApplicationError as exc:
+                workflow.logger.warning(f"node ledger unreachable ({exc}); draining directly")
+        if advice.drain_nodes:
+            await workflow.execute_activity(
+                "slurm_drain_nodes", NodeAction(nodes=advice.drain_nodes, reason=f"lazarus: {advice.signature} "
+                                                f"in job {self.s.job_id}"),
+                result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
+                start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
+                summary=f"drain {','.join(advice.drain_nodes)}")
+
     async def _restart(self, attempt: Attempt, advice: Advice) -> None:
         self._set_state(RecoveryState.ACTING, f"acting on advice {advice.generation}: {advice.reason}")
         if advice.decided_by is None:
             advice.decided_by, advice.decided_at = "lazarus (act mode)", workflow.now()
         try:
-            if advice.drain_nodes:
-                await workflow.execute_activity(
-                    "slurm_drain_nodes", NodeAction(nodes=advice.drain_nodes, reason=f"lazarus: {advice.signature} "
-                                                    f"in job {self.s.job_id}"),
-                    result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-                    start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
-                    summary=f"drain {','.join(advice.drain_nodes)}")
+            await self._isolate(attempt, advice)
             result = await workflow.execute_activity(
                 "slurm_restart_excluding",
                 RestartRequest(job_id=self.s.job_id, expected_attempt=attempt.index,

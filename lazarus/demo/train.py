@@ -1,0 +1,110 @@
+"""A small stand-in for a distributed training script, run by srun with one rank per node.
+
+It behaves like a real trainer where Lazarus cares: every rank prints progress
+lines, rank 0 saves checkpoints to a shared directory, and a restarted attempt
+(``SLURM_RESTART_COUNT`` > 0) resumes from the newest checkpoint. Faults are
+injected on request, realistically: the failing rank prints the kernel/driver
+or library message a real failure prints, the other ranks print the errors
+victims of a dead peer print, and the job dies.
+
+    python -m lazarus.demo.train --steps 40 --ckpt-every 10 --ckpt-dir DIR \\
+        --fault xid79 --fault-node node2 --fault-step 15 --fault-attempts 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from lazarus.progress import report
+
+FAULTS = ("none", "xid79", "ecc", "nccl-timeout", "app-error", "hang", "noisy")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--step-time", type=float, default=0.25, help="seconds per step")
+    p.add_argument("--ckpt-every", type=int, default=10)
+    p.add_argument("--ckpt-dir", type=Path, required=True)
+    p.add_argument("--fault", choices=FAULTS, default="none")
+    p.add_argument("--fault-node", default="node2")
+    p.add_argument("--fault-step", type=int, default=15)
+    p.add_argument("--fault-attempts", default="0", help="comma-separated attempts that fault, or 'all'")
+    return p.parse_args(argv)
+
+
+def newest_checkpoint(ckpt_dir: Path) -> int:
+    steps = [int(p.stem.split("-")[1]) for p in ckpt_dir.glob("step-*.ckpt") if p.stem.split("-")[1].isdigit()]
+    return max(steps, default=0)
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def inject(fault: str, rank: int, node: str, step: int, on_fault_node: bool) -> None:
+    """Print what a real failure prints, then die (or hang) like it."""
+    pci = "PCI:0000:3b:00"
+    if fault == "xid79":
+        if on_fault_node:
+            say(f"[{time.time():.3f}] {node} kernel: NVRM: Xid ({pci}): 79, pid=4242, GPU has fallen off the bus.")
+            say("RuntimeError: CUDA error: unspecified launch failure")
+            sys.exit(1)
+        time.sleep(0.5)
+        say(f"[rank{rank}]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank {rank}] NCCL watchdog thread terminated with "
+            f"exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5 "
+            f"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.")
+        sys.exit(1)
+    if fault == "ecc" and on_fault_node:
+        say("RuntimeError: CUDA error: uncorrectable ECC error encountered")
+        sys.exit(1)
+    if fault == "nccl-timeout" and on_fault_node:
+        say(f"[rank{rank}]:[E ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={step * 3}, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) "
+            "ran for 600031 milliseconds before timing out.")
+        sys.exit(1)
+    if fault == "app-error" and rank == 0:
+        say("Traceback (most recent call last):")
+        say('  File "train.py", line 88, in <module>')
+        say("    batch = dataset[config['tokenizer_path']]")
+        say("KeyError: 'tokenizer_path'")
+        sys.exit(1)
+    if fault == "hang":
+        while True:  # alive, silent: a hang, not a crash
+            time.sleep(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rank = int(os.environ.get("SLURM_PROCID", "0"))
+    node = os.environ.get("SLURMD_NODENAME", "localhost")
+    attempt = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+    args.ckpt_dir.mkdir(parents=True, exist_ok=True)
+    start = newest_checkpoint(args.ckpt_dir)
+    faulting = args.fault_attempts == "all" or str(attempt) in args.fault_attempts.split(",")
+    say(f"rank {rank} on {node}: attempt {attempt}, resuming from checkpoint {start}")
+    for step in range(start + 1, args.steps + 1):
+        time.sleep(args.step_time)
+        if faulting and args.fault != "none" and step == args.fault_step:
+            inject(args.fault, rank, node, step, node == args.fault_node)
+        if args.fault == "noisy" and step % 5 == 0:
+            say("NCCL INFO Channel 00/02 :    0   1")
+            say("UserWarning: torch.distributed._all_gather_base is a private function and will be deprecated")
+            say("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768")
+        checkpoint = None
+        if step % args.ckpt_every == 0:
+            if rank == 0:
+                (args.ckpt_dir / f"step-{step}.ckpt").write_text(str(step))
+            checkpoint = step
+        if rank == 0:
+            report(step=step, loss=round(4.0 / (1 + step * 0.05), 4), samples_per_s=512.0, checkpoint=checkpoint)
+    say(f"rank {rank}: training finished at step {args.steps}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

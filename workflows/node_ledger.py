@@ -1,0 +1,114 @@
+"""NodeLedgerWorkflow: one per cluster (id ``lazarus-<cluster>-ledger``).
+
+Job workflows report every node they implicate (signal ``record_implication``).
+The ledger keeps the history, drains a node once however many jobs blame it,
+drains "lemon" nodes that several different jobs implicated within a window,
+and never drains more than a configured share of the cluster. Operators list
+it (`lazarus nodes`) and return nodes to service (`lazarus nodes resume`),
+which records who did it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from lazarus.models.ledger import Implication, LedgerInput, LedgerView, NodeRecord, ResumeRequest
+    from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+    from workflows.ledger_rules import drain_allowed, lemon_reason, prune
+
+RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=10,
+                    non_retryable_error_types=["InvalidArgument", "PermissionDenied", "UnknownNode"])
+
+
+def ledger_id(cluster: str) -> str:
+    return f"lazarus-{cluster}-ledger"
+
+
+@workflow.defn
+class NodeLedgerWorkflow:
+    @workflow.init
+    def __init__(self, inp: LedgerInput) -> None:
+        self.s = inp
+        self._inbox: list[Implication] = []
+        self._resumes: list[ResumeRequest] = []
+
+    @workflow.signal
+    def record_implication(self, implication: Implication) -> None:
+        self._inbox.append(implication)
+
+    @workflow.update
+    async def resume_node(self, request: ResumeRequest) -> NodeActionResult:
+        result = await workflow.execute_activity(
+            "slurm_resume_nodes", NodeAction(nodes=[request.node], reason=request.comment or ""),
+            result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
+            start_to_close_timeout=timedelta(seconds=60), retry_policy=RETRY, summary=f"resume {request.node}")
+        record = self._record(request.node)
+        record.drained_by_lazarus, record.resumed_by, record.resumed_at = False, request.operator, workflow.now()
+        return result
+
+    @resume_node.validator
+    def _validate_resume(self, request: ResumeRequest) -> None:
+        if not request.node or any(c in request.node for c in " ;|&$`'\"\\\n"):
+            raise ValueError(f"invalid node name {request.node!r}")
+
+    @workflow.query
+    def view(self) -> LedgerView:
+        return LedgerView(cluster=self.s.cluster, policy=self.s.policy,
+                          nodes=sorted(self.s.nodes.values(), key=lambda r: r.node))
+
+    def _record(self, node: str) -> NodeRecord:
+        return self.s.nodes.setdefault(node, NodeRecord(node=node))
+
+    @workflow.run
+    async def run(self, inp: LedgerInput) -> None:
+        while True:
+            await workflow.wait_condition(lambda: bool(self._inbox) or workflow.info().is_continue_as_new_suggested())
+            while self._inbox:
+                await self._handle(self._inbox.pop(0))
+            if workflow.info().is_continue_as_new_suggested():
+                await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self._inbox)
+                for record in self.s.nodes.values():
+                    prune(record, self.s.policy, workflow.now())
+                workflow.continue_as_new(self.s)
+
+    async def _handle(self, imp: Implication) -> None:
+        record = self._record(imp.node)
+        if any(i.job_id == imp.job_id and i.attempt == imp.attempt for i in record.implications):
+            return  # the same attempt reported twice (a retried signal): count it once
+        record.implications.append(imp)
+        reason = lemon_reason(record, self.s.policy, workflow.now())
+        if reason is None and imp.drain_requested:
+            reason = f"lazarus: {imp.signature or imp.category} in job {imp.job_id} attempt {imp.attempt}"
+        if reason is None or record.drained_by_lazarus:
+            return
+        await self._drain(record, reason)
+
+    async def _drain(self, record: NodeRecord, reason: str) -> None:
+        nodes: list[NodeState] = await workflow.execute_activity(
+            "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
+            start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY, summary="read node states")
+        current = {n.name: n for n in nodes}
+        if record.node in current and current[record.node].drained:
+            record.drained_by_lazarus, record.drain_reason = True, current[record.node].reason or reason
+            return
+        drained = sum(1 for n in nodes if n.drained)
+        if not drain_allowed(drained, len(nodes), self.s.policy):
+            note = (f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
+                    f"drained (budget {self.s.policy.max_drain_fraction:.0%}); reason was: {reason}")
+            record.refused.append(note)
+            workflow.logger.warning(f"{record.node}: {note}")
+            return
+        try:
+            await workflow.execute_activity(
+                "slurm_drain_nodes", NodeAction(nodes=[record.node], reason=reason), result_type=NodeActionResult,
+                task_queue=self.s.scheduler_queue, start_to_close_timeout=timedelta(seconds=60), retry_policy=RETRY,
+                summary=f"drain {record.node}")
+        except ActivityError as exc:
+            record.refused.append(f"drain failed: {exc.cause or exc}")
+            return
+        record.drained_by_lazarus, record.drain_reason, record.drained_at = True, reason, workflow.now()
