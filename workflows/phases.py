@@ -7,6 +7,8 @@ confusing history.
 
 from __future__ import annotations
 
+from temporalio.exceptions import ApplicationError
+
 from lazarus.models.recovery import RecoveryState as S
 
 ALLOWED_TRANSITIONS: dict[S, frozenset[S]] = {
@@ -59,8 +61,12 @@ ALLOWED_TRANSITIONS: dict[S, frozenset[S]] = {
 }
 
 
-class IllegalTransition(RuntimeError):
-    """A state change the table does not allow: a bug in the workflow."""
+class IllegalTransition(ApplicationError):
+    """A state change the table does not allow: a bug. It fails the workflow visibly (non-retryable)
+    rather than leaving its task retrying for ever."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type="IllegalTransition", non_retryable=True)
 
 
 def check_transition(current: S, new: S) -> None:

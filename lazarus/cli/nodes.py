@@ -1,0 +1,73 @@
+"""`lazarus nodes [--json]`, `lazarus nodes resume <node>`: the cluster's node ledger."""
+
+from __future__ import annotations
+
+import argparse
+
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from lazarus.cli.common import operator_name, print_json, run_async, settings_from
+from lazarus.errors import LazarusError
+from lazarus.models.ledger import ResumeRequest
+from lazarus.slurm.validate import node_names
+from lazarus.temporal_client import connect
+from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+
+
+class LedgerUnavailable(LazarusError):
+    pass
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("nodes", help="the node ledger: implicated nodes, drains, lemon nodes; resume a node")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=lambda a: run_async(_list, a))
+    nsub = p.add_subparsers(dest="nodes_command", metavar="ACTION")
+    r = nsub.add_parser("resume", help="return a drained node to service (recorded in the ledger)")
+    r.add_argument("node")
+    r.add_argument("--comment")
+    r.set_defaults(func=lambda a: run_async(_resume, a))
+
+
+async def _handle(args: argparse.Namespace):
+    settings = settings_from(args)
+    client = await connect(settings)
+    return settings, client.get_workflow_handle(ledger_id(settings.cluster))
+
+
+async def _list(args: argparse.Namespace) -> int:
+    settings, handle = await _handle(args)
+    try:
+        view = await handle.query(NodeLedgerWorkflow.view)
+    except RPCError as exc:
+        raise LedgerUnavailable(f"no node ledger for cluster {settings.cluster} (is a telemetry worker running?): "
+                                f"{exc.message}") from None
+    if args.json:
+        print_json(view)
+        return 0
+    if not view.nodes:
+        print("no node has been implicated")
+        return 0
+    print(f"{'NODE':12} {'JOBS':>4}  {'DRAINED':8} LAST SIGNATURE / NOTE")
+    for rec in view.nodes:
+        last = rec.implications[-1] if rec.implications else None
+        note = rec.refused[-1] if rec.refused else (rec.drain_reason or "")
+        if rec.resumed_by:
+            note = f"resumed by {rec.resumed_by} at {rec.resumed_at:%Y-%m-%d %H:%M}"
+        print(f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4}  "
+              f"{'yes' if rec.drained_by_lazarus else 'no':8} {(last.signature if last else '-') or '-'}  {note}")
+    return 0
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    node = node_names([args.node])[0]
+    settings, handle = await _handle(args)
+    try:
+        result = await handle.execute_update(
+            NodeLedgerWorkflow.resume_node, ResumeRequest(node=node, operator=operator_name(), comment=args.comment))
+    except (WorkflowUpdateFailedError, RPCError) as exc:
+        raise LedgerUnavailable(f"resume of {node} failed: {getattr(exc, 'cause', None) or exc}") from None
+    state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or "resumed"
+    print(f"{node} returned to service by {operator_name()}: {state}")
+    return 0
