@@ -1,0 +1,122 @@
+"""Slurm activities: the scheduler worker's face of :class:`lazarus.slurm.client.SlurmClient`.
+
+Activity names are stable strings (workflows call them by name, and changing
+one would break running workflow histories). Each activity takes one pydantic
+model or primitive so fields can be added later with defaults.
+
+Errors are translated here, once: a typed :class:`SlurmError` becomes an
+``ApplicationError`` whose ``type`` is the error's name without the ``Error``
+suffix (``UnknownJob``, ``ControllerUnreachable``, ...) and whose
+``non_retryable`` flag is the error's own, so Temporal stops at once on a
+permanent failure and keeps retrying a transient one (slurmctld restarting).
+The names are listed in :mod:`activities.options` for retry policies.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from lazarus.models.slurm import (
+    JobActionResult,
+    JobSnapshot,
+    NodeAction,
+    NodeActionResult,
+    NodeState,
+    RestartRequest,
+    RestartResult,
+    SacctRecord,
+)
+from lazarus.slurm.client import SlurmClient
+from lazarus.slurm.errors import SlurmError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def error_type(exc: SlurmError) -> str:
+    """The ``ApplicationError.type`` for a Slurm error: ``UnknownJobError`` → ``UnknownJob``."""
+    name = type(exc).__name__
+    return name.removesuffix("Error") or name
+
+
+def _translated(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Raise typed Slurm errors as ApplicationErrors with the right retryability."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except SlurmError as exc:
+            raise ApplicationError(str(exc), type=error_type(exc), non_retryable=not exc.retryable) from exc
+
+    return wrapper
+
+
+def _heartbeat(detail: str) -> None:
+    activity.heartbeat(detail)
+
+
+class SlurmActivities:
+    """Activities bound to one client (one transport: local or SSH)."""
+
+    def __init__(self, client: SlurmClient) -> None:
+        self.client = client
+
+    def all(self) -> list[Callable[..., Any]]:
+        """Every Slurm activity, for ``Worker(activities=...)``."""
+        return [
+            self.list_jobs, self.get_job, self.get_attempts, self.list_nodes, self.restart_excluding,
+            self.release_job, self.cancel_job, self.drain_nodes, self.resume_nodes,
+        ]
+
+    @activity.defn(name="slurm_list_jobs")
+    @_translated
+    async def list_jobs(self) -> list[JobSnapshot]:
+        """Every job slurmctld holds, from one ``squeue --json``."""
+        return await self.client.jobs()
+
+    @activity.defn(name="slurm_get_job")
+    @_translated
+    async def get_job(self, job_id: int) -> JobSnapshot:
+        return await self.client.job(job_id)
+
+    @activity.defn(name="slurm_get_attempts")
+    @_translated
+    async def get_attempts(self, job_id: int) -> list[SacctRecord]:
+        return await self.client.attempts(job_id)
+
+    @activity.defn(name="slurm_list_nodes")
+    @_translated
+    async def list_nodes(self) -> list[NodeState]:
+        return await self.client.nodes()
+
+    @activity.defn(name="slurm_restart_excluding")
+    @_translated
+    async def restart_excluding(self, request: RestartRequest) -> RestartResult:
+        """Requeue-hold, exclude, release, verify; heartbeats while it waits for Slurm."""
+        return await self.client.restart_excluding(request, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_release_job")
+    @_translated
+    async def release_job(self, job_id: int) -> JobActionResult:
+        return await self.client.release(job_id, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_cancel_job")
+    @_translated
+    async def cancel_job(self, job_id: int) -> JobActionResult:
+        return await self.client.cancel(job_id, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_drain_nodes")
+    @_translated
+    async def drain_nodes(self, action: NodeAction) -> NodeActionResult:
+        return await self.client.drain(action, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_resume_nodes")
+    @_translated
+    async def resume_nodes(self, action: NodeAction) -> NodeActionResult:
+        return await self.client.resume(action, heartbeat=_heartbeat)
