@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,15 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 30) -> subpro
         [sys.executable, "-m", "lazarus.cli.main", *args],
         env=full_env, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
+
+
+def free_port(ports: range) -> int:
+    """The first port of ``ports`` nobody listens on (each test area has its own range)."""
+    for port in ports:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")

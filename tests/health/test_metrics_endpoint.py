@@ -2,7 +2,6 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -10,20 +9,9 @@ import urllib.request
 
 import pytest
 
-from tests.health.helpers import FakeGpus, gpu_value, parse_metrics
+from tests.health.helpers import FakeGpus, free_port, gpu_value, parse_metrics
 
 PORTS = range(19101, 19110)  # this area's exporter ports
-
-
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.fail(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 def _get(url: str) -> str | None:
@@ -52,7 +40,7 @@ def _node_health(metrics: dict) -> float | None:
 
 @pytest.fixture
 def served_agent(gpus: FakeGpus, fake_nvml_dir):
-    port = _free_port()
+    port = free_port(PORTS)
     env = {**os.environ, "LD_LIBRARY_PATH": str(fake_nvml_dir), **gpus.env()}
     proc = subprocess.Popen(
         [sys.executable, "-m", "lazarus.cli.main", "node-agent", "--port", str(port), "--address", "127.0.0.1",
