@@ -1,0 +1,175 @@
+"""The signature catalogue: data in ``signatures.yaml``, validated here.
+
+A signature describes one kind of log line: how to recognise it (keywords for
+the prefilter, then regexes), what it means (failure kind, category, retry
+advice), where it happened (the node locator) and how it relates to other lines
+of the same failure (its role: a root cause, a victim of someone else's failure,
+an advisory health warning, or benign noise that must never trigger anything).
+
+The file is validated strictly at load: unknown keys, duplicate ids, regexes
+that do not compile, and examples that the signature does not match are all
+rejected with a message naming the signature, so a bad edit fails the test
+suite instead of silently mis-diagnosing jobs.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from lazarus.errors import ConfigError
+from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+
+
+class Role(StrEnum):
+    """How a matched line relates to the failure as a whole."""
+
+    ROOT = "root"  # can be the cause of a failure
+    VICTIM = "victim"  # a symptom of another rank's or node's failure (cascade); never blames its node
+    ADVISORY = "advisory"  # a health warning: recorded in notes, never triggers a recovery by itself
+    BENIGN = "benign"  # known noise: claims the line so that no other signature can match it
+
+
+class Locator(StrEnum):
+    """Where to look, first, for the node a matched line is about."""
+
+    RANK = "rank"  # srun --label prefix or [Rank N], mapped through the rank layout
+    HOSTNAME = "hostname"  # NCCL's host:pid:tid prefix, a syslog host, a known node name
+    KERNEL = "kernel"  # the host of a syslog/journal kernel line (NVRM, AER, mlx5, oom-kill)
+    NCCL_PEER = "nccl_peer"  # the peer address named in the line, mapped through learned NCCL addresses
+    SLURM_NODE = "slurm_node"  # a node (or hostlist) named by a Slurm message
+    NONE = "none"  # the line says nothing about a node
+
+
+class Signature(BaseModel):
+    """One catalogue entry. See docs/adding-a-signature.md for the meaning of each field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    family: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title: str
+    keywords: list[str] = Field(min_length=1)
+    patterns: list[str] = Field(min_length=1)
+    role: Role = Role.ROOT
+    failure_kind: FailureKind = FailureKind.CRASH
+    category: Category = Category.UNKNOWN
+    retry_advice: RetryAdvice | None = None
+    locator: Locator = Locator.RANK
+    severity: int = Field(ge=0, le=100, description="rank among root candidates; higher = more specific/stronger")
+    confidence: float = Field(0.8, gt=0.0, le=1.0)
+    implicates_node: bool | None = Field(None, description="default: true when the advice excludes nodes")
+    min_count: int = Field(1, ge=1, description="lines needed before this can be a failure's root")
+    explanation: str
+    doc: str
+    examples: list[str] = Field(min_length=1)
+
+    _regexes: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> "Signature":
+        if self.role in (Role.ROOT, Role.VICTIM) and self.retry_advice is None:
+            raise ValueError(f"{self.id}: a {self.role} signature needs retry_advice")
+        if self.role in (Role.BENIGN, Role.ADVISORY) and self.retry_advice is not None:
+            raise ValueError(f"{self.id}: a {self.role} signature must not give retry_advice")
+        compiled = []
+        for source in self.patterns:
+            try:
+                compiled.append(re.compile(source))
+            except re.error as exc:
+                raise ValueError(f"{self.id}: pattern {source!r} does not compile: {exc}") from exc
+        self._regexes = compiled
+        for example in self.examples:
+            if not any(k in example for k in self.keywords):
+                raise ValueError(f"{self.id}: example {example!r} contains none of the keywords")
+            if self.search(example) is None:
+                raise ValueError(f"{self.id}: example {example!r} is not matched by any pattern")
+        return self
+
+    @property
+    def blames_node(self) -> bool:
+        if self.role is not Role.ROOT:
+            return False
+        if self.implicates_node is not None:
+            return self.implicates_node
+        return self.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
+
+    def search(self, line: str) -> re.Match[str] | None:
+        for regex in self._regexes:
+            found = regex.search(line)
+            if found is not None:
+                return found
+        return None
+
+
+class Catalogue(BaseModel):
+    """All signatures, in matching order: the first signature that matches a line claims it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = 1
+    signatures: list[Signature] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "Catalogue":
+        seen: set[str] = set()
+        for sig in self.signatures:
+            if sig.id in seen:
+                raise ValueError(f"duplicate signature id {sig.id!r}")
+            seen.add(sig.id)
+        return self
+
+    @property
+    def keywords(self) -> list[str]:
+        return [k for sig in self.signatures for k in sig.keywords]
+
+    def get(self, signature_id: str) -> Signature:
+        for sig in self.signatures:
+            if sig.id == signature_id:
+                return sig
+        raise KeyError(signature_id)
+
+    def match(self, line: str) -> tuple[Signature, re.Match[str]] | None:
+        """The first signature (in catalogue order) whose keyword and pattern both occur in ``line``."""
+        for sig in self.signatures:
+            if any(k in line for k in sig.keywords):
+                found = sig.search(line)
+                if found is not None:
+                    return sig, found
+        return None
+
+
+def parse_catalogue(data: Any, source: str) -> Catalogue:
+    """Validate parsed YAML; a bad catalogue raises :class:`ConfigError` naming the problem."""
+    try:
+        return Catalogue.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"signature catalogue {source} is invalid at {where or 'top level'}: {first['msg']}") from None
+
+
+def load_catalogue(path: Path | str | None = None) -> Catalogue:
+    """Load a catalogue file, or the one shipped in the package when ``path`` is None."""
+    if path is None:
+        return default_catalogue()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read signature catalogue {path}: {exc}") from None
+    return parse_catalogue(data, str(path))
+
+
+@cache
+def default_catalogue() -> Catalogue:
+    """The packaged catalogue, parsed once per process."""
+    text = resources.files("lazarus.detection").joinpath("signatures.yaml").read_text(encoding="utf-8")
+    return parse_catalogue(yaml.safe_load(text), "lazarus/detection/signatures.yaml")

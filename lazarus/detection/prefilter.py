@@ -1,0 +1,61 @@
+"""One combined regular expression of literal keywords, used to skip lines cheaply.
+
+Almost every line of a training log is benign progress output. Running ~100
+signature regexes on each of them would take minutes per gigabyte, so each
+signature declares literal *keywords*, at least one of which appears in every
+line it matches. The keywords are merged into a trie-shaped regex: Python's
+``re`` then rejects a position after one character test, and only lines that
+contain a keyword are looked at further. Keywords that start with an upper-case
+letter or punctuation keep it fast; a keyword starting with a common lower-case
+letter makes the scanner stop at many more positions (see
+docs/adding-a-signature.md for the measured cost).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_Trie = dict[str, "_Trie"]
+_END = ""
+
+
+def _insert(trie: _Trie, word: str) -> None:
+    node = trie
+    for char in word:
+        node = node.setdefault(char, {})
+    node[_END] = {}
+
+
+def _to_regex(node: _Trie) -> str:
+    """Render a trie node as a regex; a word that is a prefix of another ends the match early."""
+    if _END in node:
+        # The shorter keyword already proves the line is interesting: stop there.
+        return ""
+    branches = [re.escape(char) + _to_regex(child) for char, child in sorted(node.items())]
+    if len(branches) == 1:
+        return branches[0]
+    return "(?:" + "|".join(branches) + ")"
+
+
+def trie_pattern(words: Iterable[str]) -> str:
+    """Return one regex source that matches any of ``words`` (literal, case-sensitive)."""
+    trie: _Trie = {}
+    unique = sorted({w for w in words if w})
+    if not unique:
+        raise ValueError("a prefilter needs at least one keyword")
+    for word in unique:
+        _insert(trie, word)
+    return _to_regex(trie)
+
+
+class Prefilter:
+    """The same keyword set compiled for ``str`` lines and for raw ``bytes`` blocks."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        source = trie_pattern(words)
+        self.text = re.compile(source)
+        self.raw = re.compile(source.encode("utf-8"))
+
+    def hit(self, line: str) -> bool:
+        return self.text.search(line) is not None

@@ -1,0 +1,122 @@
+"""Streaming log files into an :class:`Analyzer` without reading them whole.
+
+Files are read in 1 MiB blocks of bytes. The keyword prefilter runs over the
+whole block at C speed; only the lines around a keyword hit are cut out,
+decoded (invalid UTF-8 replaced) and handed to the analyser, and line numbers
+come from counting newlines between hits. A line longer than
+``MAX_LINE_BYTES`` is read up to that size and the rest skipped, with a note,
+so a 50 MB line of binary garbage costs one pass and no memory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from lazarus.detection.catalogue import Catalogue
+from lazarus.detection.engine import MAX_LINE_CHARS, Analyzer
+from lazarus.detection.layout import RankLayout
+from lazarus.errors import LogReadError
+from lazarus.models.diagnosis import Diagnosis
+
+BLOCK_BYTES = 1 << 20
+MAX_LINE_BYTES = MAX_LINE_CHARS
+
+
+class _BlockScanner:
+    """Feeds prefiltered lines of one file to an analyser, tracking line numbers."""
+
+    def __init__(self, analyzer: Analyzer, name: str) -> None:
+        self.analyzer = analyzer
+        self.name = name
+        self.pattern = analyzer.prefilter.raw
+        self.lines_done = 0  # complete lines before the current block
+
+    def block(self, data: bytes) -> None:
+        """Scan complete lines (``data`` ends with a newline, or is the file's last line)."""
+        search, position, counted_to, line_no = self.pattern.search, 0, 0, self.lines_done
+        while (hit := search(data, position)) is not None:
+            start = data.rfind(b"\n", 0, hit.start()) + 1
+            end = data.find(b"\n", hit.end())
+            end = len(data) if end < 0 else end
+            line_no += data.count(b"\n", counted_to, start)
+            counted_to = start
+            raw = data[start : min(end, start + MAX_LINE_BYTES)]
+            self.analyzer.feed_candidate(self.name, line_no + 1, raw.decode("utf-8", "replace"))
+            position = end + 1
+        lines = data.count(b"\n")
+        self.lines_done += lines if data.endswith(b"\n") else lines + 1
+        self.analyzer.lines_seen += lines if data.endswith(b"\n") else lines + 1
+
+    def long_line(self, head: bytes) -> None:
+        """The first ``MAX_LINE_BYTES`` of a line too long to keep; its rest is skipped by the caller."""
+        line_no = self.lines_done + 1
+        self.analyzer.note(
+            f"{self.name}:{line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB; only its start was read"
+        )
+        if self.pattern.search(head) is not None:
+            self.analyzer.feed_candidate(self.name, line_no, head.decode("utf-8", "replace"))
+        self.lines_done += 1
+        self.analyzer.lines_seen += 1
+
+
+def scan_file(path: Path, analyzer: Analyzer, display_name: str | None = None) -> None:
+    """Stream one file into ``analyzer``; raises :class:`LogReadError` when it cannot be opened or read."""
+    name = display_name or str(path)
+    scanner = _BlockScanner(analyzer, name)
+    pending, skipping = b"", False
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(BLOCK_BYTES):
+                if skipping:
+                    cut = chunk.find(b"\n")
+                    if cut < 0:
+                        continue
+                    chunk, skipping = chunk[cut + 1 :], False
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                if cut >= 0:
+                    scanner.block(data[: cut + 1])
+                    data = data[cut + 1 :]
+                if len(data) > MAX_LINE_BYTES:
+                    scanner.long_line(data[:MAX_LINE_BYTES])
+                    data, skipping = b"", True
+                pending = data
+    except IsADirectoryError:
+        raise LogReadError(f"cannot read log {name}: it is a directory, not a file") from None
+    except OSError as exc:
+        raise LogReadError(f"cannot read log {name}: {exc.strerror or exc}") from None
+    if pending:
+        scanner.block(pending)
+
+
+def check_readable(path: Path) -> None:
+    """Raise :class:`LogReadError` with a clear sentence when ``path`` is not a readable regular file."""
+    if not path.exists():
+        raise LogReadError(f"cannot read log {path}: no such file")
+    if path.is_dir():
+        raise LogReadError(f"cannot read log {path}: it is a directory, not a file")
+    if not os.access(path, os.R_OK):
+        raise LogReadError(f"cannot read log {path}: permission denied")
+
+
+def diagnose_files(
+    paths: Iterable[str | Path],
+    layout: RankLayout | None = None,
+    known_nodes: list[str] | None = None,
+    catalogue: Catalogue | None = None,
+) -> Diagnosis:
+    """Diagnose one failure from its log files (all files are checked before any is read)."""
+    files = [Path(p) for p in paths]
+    if not files:
+        raise LogReadError("no log files given")
+    for path in files:
+        check_readable(path)
+    analyzer = Analyzer(catalogue=catalogue, layout=layout, known_nodes=known_nodes)
+    for path in files:
+        scan_file(path, analyzer)
+    for path in files:
+        if path.stat().st_size == 0:
+            analyzer.note(f"{path} is empty")
+    return analyzer.diagnosis()
