@@ -92,7 +92,7 @@ class DevStack:
         if self.parts.temporal or everything:
             comps.append(temporal_component(self.dev, self.layout, env))
         if (self.parts.workers and workers_available()) or everything:
-            comps.append(workers_component(self.layout, {MARKER_ENV: self.marker}))
+            comps.append(workers_component(self.dev, self.layout, self.marker))
         return comps
 
     def up(self) -> UpReport:

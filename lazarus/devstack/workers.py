@@ -4,23 +4,28 @@ It runs ``python -m workers.main`` with ``LAZARUS_CONFIG`` pointing at the
 ``lazarus.yaml`` that ``dev up`` wrote, so it talks to this stack's Temporal
 server and Slurm cluster. The worker entry point is optional: when
 ``workers.main`` is not importable the stack runs without it and says so.
+
+Ready means "polling": Temporal lists a poller on the control task queue whose
+identity is ``<pid>@<host>`` (the SDK's default identity). A worker that
+crashes while importing or connecting therefore fails ``dev up`` with its log,
+instead of being reported as started.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import subprocess
 import sys
-import time
 
+from lazarus.config import DevSettings, TaskQueues
+from lazarus.devstack import procs
 from lazarus.devstack.component import Component
-from lazarus.devstack.layout import Layout
+from lazarus.devstack.layout import MARKER_ENV, Layout
+from lazarus.devstack.temporal import temporal_binary
 
 WORKER_MODULE = "workers.main"
-
-# The worker has no port of its own; it counts as ready once it has survived
-# its import and connection phase for this long.
-SETTLE_S = 1.0
 
 
 def workers_available() -> bool:
@@ -30,23 +35,40 @@ def workers_available() -> bool:
         return False
 
 
-def workers_component(layout: Layout, marker_env: dict[str, str]) -> Component:
+def poller_pids(dev: DevSettings, task_queue: str) -> set[int]:
+    """Pids of processes on this host polling ``task_queue`` (from their Temporal identity)."""
+    try:
+        proc = subprocess.run(
+            [str(temporal_binary()), "task-queue", "describe", "--task-queue", task_queue,
+             "--address", f"127.0.0.1:{dev.temporal_port}", "-o", "json"],
+            capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL,
+        )
+        pollers = json.loads(proc.stdout).get("pollers") or []
+    except (subprocess.TimeoutExpired, ValueError):
+        return set()
+    pids = set()
+    for poller in pollers:
+        head = poller.get("identity", "").split("@", 1)[0]
+        if head.isdigit():
+            pids.add(int(head))
+    return pids
+
+
+def workers_component(dev: DevSettings, layout: Layout, marker: str) -> Component:
     env = dict(os.environ)
-    env.update(marker_env)
+    env[MARKER_ENV] = marker
     env["LAZARUS_CONFIG"] = str(layout.lazarus_yaml)
     env["SLURM_CONF"] = str(layout.slurm_conf)
+    control_queue = TaskQueues().control
 
-    def settled() -> bool:
-        # The pid file is written at start, so its age is the process's age.
-        try:
-            return time.time() - layout.pid_file("workers").stat().st_mtime >= SETTLE_S
-        except FileNotFoundError:
-            return False
+    def polling() -> bool:
+        pid = procs.marked_pid(layout.pid_file("workers"), marker)
+        return pid is not None and pid in poller_pids(dev, control_queue)
 
     return Component(
         name="workers",
         argv=[sys.executable, "-m", WORKER_MODULE],
         env=env,
-        ready=settled,
+        ready=polling,
         stop_grace=10.0,
     )
