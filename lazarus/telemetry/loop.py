@@ -14,7 +14,6 @@ re-read (and re-report) an earlier attempt's failure lines.
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -42,7 +41,7 @@ class TelemetryLoop:
     def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, state_file: Path | None = None) -> None:
         self.settings, self.slurm, self.client = settings, slurm, client
         self.trackers: dict[int, JobTracker] = {}
-        self.tails: dict[str, TailState] = {}
+        self.tails = TailState()
         self.state_file = state_file
         self._tails_dirty = False
         self._load_offsets()
@@ -53,8 +52,7 @@ class TelemetryLoop:
         if not self.state_file or not self.state_file.exists():
             return
         try:
-            raw = json.loads(self.state_file.read_text())
-            self.tails = {path: TailState.model_validate(st) for path, st in raw.items()}
+            self.tails = TailState.model_validate_json(self.state_file.read_text())
         except (OSError, ValueError) as exc:
             logger.warning(f"ignoring unreadable telemetry offsets {self.state_file}: {exc}")
 
@@ -62,8 +60,11 @@ class TelemetryLoop:
         if not self.state_file or not self._tails_dirty:
             return
         tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({p: st.model_dump(mode="json") for p, st in self.tails.items()}))
-        tmp.replace(self.state_file)
+        try:
+            tmp.write_text(self.tails.model_dump_json())
+            tmp.replace(self.state_file)
+        except (OSError, ValueError) as exc:
+            logger.warning(f"cannot save telemetry offsets to {self.state_file}: {exc}")
         self._tails_dirty = False
 
     # ---- the cycle ----------------------------------------------------------------------------
@@ -83,6 +84,7 @@ class TelemetryLoop:
     async def cycle(self) -> None:
         jobs = await self.slurm.jobs()
         now = utcnow()
+        self._forget_gone({j.job_id for j in jobs})
         for job in jobs:
             if not mentions_lazarus(job.comment):
                 continue
@@ -123,6 +125,9 @@ class TelemetryLoop:
         return tracker
 
     async def _update(self, tracker: JobTracker, job: JobSnapshot, now: datetime) -> None:
+        if tracker.attempt is not None and job.restarts > tracker.attempt.index:
+            # attempt boundary: the old attempt's last lines belong to its analyzer, not the new one's
+            self._tail(tracker, now)
         events = tracker.observe(job, now)
         if events and not tracker.log_paths:
             tracker.log_paths = await self._log_paths(job)
@@ -147,15 +152,22 @@ class TelemetryLoop:
             return []
         return sorted({p for p in (full.stdout_path, full.stderr_path) if p})
 
+    def _forget_gone(self, present: set[int]) -> None:
+        """Jobs Slurm no longer lists (past MinJobAge) need no tracker and no offsets."""
+        for job_id in [j for j in self.trackers if j not in present]:
+            tracker = self.trackers.pop(job_id)
+            files = {p: f for p, f in self.tails.files.items() if p not in tracker.log_paths}
+            if len(files) != len(self.tails.files):
+                self.tails, self._tails_dirty = TailState(files=files), True
+
     def _tail(self, tracker: JobTracker, now: datetime) -> None:
         budget = self.settings.discovery.log_tail_max_bytes
         for path in tracker.log_paths:
-            state = self.tails.get(path) or TailState()
-            lines, new_state, notes = read_new_lines(path, state, budget)
+            lines, new_state, notes = read_new_lines(path, self.tails, budget)
             for note in notes:
                 logger.debug(f"job {tracker.job_id}: {note}")
-            if new_state != state:
-                self.tails[path], self._tails_dirty = new_state, True
+            if new_state is not self.tails:
+                self.tails, self._tails_dirty = new_state, True
             for line_no, text in lines:
                 tracker.feed(path, line_no, text, now)
 

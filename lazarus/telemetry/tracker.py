@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from lazarus.detection.engine import Analyzer
-from lazarus.detection.progress import parse_progress
+from lazarus.detection.layout import RankLayout
+from lazarus.detection.progress import ProgressEvent, parse_progress
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.recovery import (
     Anomaly,
@@ -28,6 +29,12 @@ from lazarus.models.slurm import JobSnapshot, JobState
 # After the first failure line, wait this long for the rest of the failure (the
 # root error is often printed by another rank a moment later) before reporting.
 SETTLE = timedelta(seconds=1)
+
+
+def analyzer_for(nodes: list[str], tasks_per_node: int | None) -> Analyzer:
+    """A fresh analyzer that can name nodes from rank prefixes of this attempt's layout."""
+    layout = RankLayout(nodes=list(nodes), tasks_per_node=tasks_per_node if nodes else None)
+    return Analyzer(layout=layout, known_nodes=list(nodes))
 
 
 @dataclass
@@ -51,14 +58,14 @@ class AttemptTelemetry:
 class JobTracker:
     job_id: int
     layout_nodes: list[str]
-    tasks_per_node: int = 1
+    tasks_per_node: int | None = None
     closed: bool = False
     log_paths: list[str] = field(default_factory=list)
     attempt: AttemptTelemetry | None = None
 
     def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
         self.layout_nodes = nodes or self.layout_nodes
-        return AttemptTelemetry(index=index, analyzer=Analyzer.for_job(self.layout_nodes, self.tasks_per_node))
+        return AttemptTelemetry(index=index, analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node))
 
     def observe(self, job: JobSnapshot, now: datetime) -> list:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
@@ -72,7 +79,7 @@ class JobTracker:
             if not cur.started_reported and job.nodes:
                 cur.started_reported = True
                 self.layout_nodes = job.nodes
-                cur.analyzer = Analyzer.for_job(job.nodes, self.tasks_per_node)
+                cur.analyzer = analyzer_for(job.nodes, self.tasks_per_node)
                 events.append(AttemptStarted(attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes,
                                              at=job.start_time or now))
         return events
@@ -95,9 +102,8 @@ class JobTracker:
         sample = parse_progress(text)
         if sample is not None:
             self._record_progress(cur, sample, now)
-        before = cur.analyzer.has_failure()
         cur.analyzer.feed(file, line_no, text)
-        if not before and cur.analyzer.has_failure():
+        if cur.first_failure_seen_at is None and cur.analyzer.candidates:
             cur.first_failure_seen_at = now
 
     @staticmethod
@@ -107,7 +113,7 @@ class JobTracker:
                 interval = now - cur.last_progress_at
                 cur.max_step_interval = max(interval, cur.max_step_interval or interval)
             cur.step, cur.last_progress_at = sample.step, now
-        if sample.checkpoint_step is not None:
+        if sample.checkpoint_step is not None and sample.event != ProgressEvent.CHECKPOINT_START:
             cur.checkpoint = max(sample.checkpoint_step, cur.checkpoint or sample.checkpoint_step)
             cur.last_progress_at = now
 

@@ -1,0 +1,30 @@
+"""Waiting helpers for the end-to-end tests."""
+
+from __future__ import annotations
+
+import re
+
+from lazarus.models.recovery import JobStatus, RecoveryState
+from tests.conftest import SlurmCluster, assert_eventually
+from tests.e2e.stack import E2EStack
+
+
+async def wait_state(e2e: E2EStack, job_id: int, *states: RecoveryState, timeout: float = 90) -> JobStatus:
+    async def check():
+        status = await e2e.status(job_id)
+        return status if status.state in states else None
+
+    try:
+        return await assert_eventually(check, timeout=timeout, interval=0.3)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n--- worker log ---\n{e2e.log_tail()}") from None
+
+
+def job_field(cluster: SlurmCluster, job_id: int, name: str) -> str:
+    out = cluster.run("scontrol", "-o", "show", "job", str(job_id)).stdout
+    match = re.search(rf"\b{name}=(\S*)", out)
+    return match.group(1) if match else ""
+
+
+def restarts(cluster: SlurmCluster, job_id: int) -> int:
+    return int(job_field(cluster, job_id, "Restarts") or 0)

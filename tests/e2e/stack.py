@@ -1,0 +1,154 @@
+"""A real Lazarus stack for end-to-end tests: a Temporal dev server (SQLite file) and a worker
+process (all roles) in subprocesses, against the real Slurm test cluster.
+
+Both run as separate processes so tests can kill -9 them at any moment and
+start them again on the same database, as in production.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from temporalio.client import Client
+
+from lazarus.config import load_settings
+from lazarus.models.recovery import JobStatus
+from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
+from lazarus.temporal_client import connect
+from tests.conftest import SlurmCluster, submit_job
+from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Policies the tests pick in their job comments: budgets in seconds, so scenarios run in seconds.
+# Names are unique per test session: opted-in jobs that an earlier session left in Slurm's memory
+# (MinJobAge) name a policy this session does not know, so they are ignored instead of recovered.
+SESSION = f"s{os.getpid()}"
+POLICY = f"e2e-{SESSION}"
+EXPIRY_POLICY = f"e2e-expiry-{SESSION}"
+TEST_POLICIES = {
+    "default": {"hang_budget": 8},
+    POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 300,
+                "attempt_start_timeout": 60},
+    EXPIRY_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 6,
+                    "attempt_start_timeout": 60},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"port {port} did not open within {timeout} s")
+
+
+@dataclass
+class E2EStack:
+    cluster: SlurmCluster
+    root: Path
+    mode: str = "act"
+    port: int = field(default_factory=free_port)
+    ui_port: int = field(default_factory=free_port)
+    server: subprocess.Popen | None = None
+    worker: subprocess.Popen | None = None
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "lazarus.yaml"
+
+    @property
+    def settings(self):
+        return load_settings(self.config_path)
+
+    def write_config(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        cfg = {
+            "cluster": "lztest",
+            "mode": self.mode,
+            "temporal": {"address": f"127.0.0.1:{self.port}", "ui_url": f"http://127.0.0.1:{self.ui_port}"},
+            "task_queues": {"control": "e2e-control", "scheduler": "e2e-scheduler", "telemetry": "e2e-telemetry"},
+            "scheduler": {"slurm_conf": str(self.cluster.slurm_conf)},
+            "discovery": {"interval": 0.5},
+            "policies": TEST_POLICIES,
+            "dev": {"state_dir": str(self.root)},
+            "logging": {"level": "INFO"},
+        }
+        self.config_path.write_text(yaml.safe_dump(cfg))
+
+    def start_server(self) -> None:
+        argv = [str(Path(sys.executable).parent / "temporal"), "server", "start-dev", "--ip", "127.0.0.1",
+                "--port", str(self.port), "--ui-port", str(self.ui_port), "--db-filename", str(self.root / "t.db"),
+                "--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "synchronous=NORMAL",
+                "--ui-disable-news-fetch", "--log-level", "error", "--http-port", str(free_port()),
+                "--metrics-port", str(free_port())]
+        for name, kind in SEARCH_ATTRIBUTES.items():
+            argv += ["--search-attribute", f"{name}={kind}"]
+        log = open(self.root / "temporal.log", "ab")
+        self.server = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        wait_port(self.port)
+
+    def start_worker(self) -> None:
+        env = dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(self.cluster.slurm_conf))
+        log = open(self.root / "worker.log", "ab")
+        self.worker = subprocess.Popen([sys.executable, "-m", "workers.main", "--role", "all"], cwd=REPO, env=env,
+                                       stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen | None, sig: int) -> None:
+        if proc and proc.poll() is None:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=30)
+
+    def kill_worker(self) -> None:
+        self._kill(self.worker, signal.SIGKILL)
+
+    def kill_server(self) -> None:
+        self._kill(self.server, signal.SIGKILL)
+
+    def stop(self) -> None:
+        self._kill(self.worker, signal.SIGTERM)
+        self._kill(self.server, signal.SIGTERM)
+
+    async def client(self) -> Client:
+        return await connect(self.settings)
+
+    async def status(self, job_id: int) -> JobStatus:
+        client = await self.client()
+        return await client.get_workflow_handle(workflow_id("lztest", job_id)).query(JobRecoveryWorkflow.status)
+
+    def log_tail(self, name: str = "worker.log", lines: int = 40) -> str:
+        path = self.root / name
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def training_script(cluster: SlurmCluster, ckpt_dir: Path, **train: object) -> str:
+    """An sbatch script running lazarus.demo.train on 2 nodes, one rank per node, labelled output."""
+    args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in train.items())
+    return (f"#!/bin/bash\ncd {REPO}\n"
+            f"srun --label --kill-on-bad-exit=1 {sys.executable} -m lazarus.demo.train --ckpt-dir {ckpt_dir} {args}\n")
+
+
+def submit_training(cluster: SlurmCluster, tmp: Path, comment: dict | None = None, **train: object) -> int:
+    ckpt = tmp / "ckpt"
+    comment = comment if comment is not None else {"lazarus": {"policy": POLICY}}
+    return submit_job(cluster, training_script(cluster, ckpt, **train), nodes=2, ntasks_per_node=1,
+                      gres="gpu:1", time="5", comment=json.dumps(comment) if isinstance(comment, dict) else comment,
+                      output=str(tmp / "train-%j.out"))

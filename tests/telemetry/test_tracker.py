@@ -1,0 +1,87 @@
+"""The per-job tracker turns snapshots and log lines into the few events a workflow needs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from lazarus.models.recovery import AnomalyDetected, AttemptEnded, AttemptStarted, ProgressDigest
+from lazarus.models.slurm import JobSnapshot, JobState
+from lazarus.telemetry.tracker import SETTLE, JobTracker
+
+T0 = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+
+
+def snap(state=JobState.RUNNING, restarts=0, nodes=("node1", "node2"), **kw) -> JobSnapshot:
+    return JobSnapshot(job_id=7, state=state, restarts=restarts, nodes=list(nodes), start_time=T0, **kw)
+
+
+def types(events) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def test_a_running_attempt_is_reported_once():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    assert types(t.observe(snap(), T0)) == ["AttemptStarted"]
+    assert t.observe(snap(), T0) == []
+
+
+def test_pending_job_is_not_started_yet():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    assert t.observe(JobSnapshot(job_id=7, state=JobState.PENDING), T0) == []
+
+
+def test_failure_line_is_reported_after_the_settle_time_with_the_root_node():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "1: [1700000000.000] node2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", T0)
+    t.feed("out", 2, "0: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.", T0)
+    assert t.anomaly_events(T0) == []  # still settling
+    events = t.anomaly_events(T0 + SETTLE)
+    assert types(events) == ["AnomalyDetected"]
+    diag = events[0].anomaly.diagnosis
+    assert diag.implicated_nodes == ["node2"]
+    assert events[0].anomaly.observed_at == T0
+    assert t.anomaly_events(T0 + 2 * SETTLE) == []  # once per attempt
+
+
+def test_job_end_flushes_a_pending_anomaly_before_the_end_event():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "1: RuntimeError: CUDA error: uncorrectable ECC error encountered", T0)
+    events = t.finish(snap(JobState.FAILED, exit_code=1), T0, [])
+    assert types(events) == ["AnomalyDetected", "AttemptEnded"]
+
+
+def test_benign_noise_reports_nothing():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    for i, line in enumerate(["NCCL INFO Channel 00/02 :    0   1",
+                              "UserWarning: this function will be deprecated in a future release",
+                              "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"]):
+        t.feed("out", i + 1, line, T0)
+    assert t.anomaly_events(T0 + timedelta(seconds=5), force=True) == []
+
+
+def test_progress_digests_are_coarse_but_checkpoints_are_immediate():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=1 loss=2.0", T0)
+    assert types(t.digest_events(T0, timedelta(seconds=10))) == ["ProgressDigest"]
+    t.feed("out", 2, "LAZARUS step=2 loss=1.9", T0 + timedelta(seconds=1))
+    assert t.digest_events(T0 + timedelta(seconds=1), timedelta(seconds=10)) == []
+    t.feed("out", 3, "LAZARUS step=3 loss=1.8 checkpoint=3", T0 + timedelta(seconds=2))
+    [digest] = t.digest_events(T0 + timedelta(seconds=2), timedelta(seconds=10))
+    assert (digest.step, digest.checkpoint) == (3, 3)
+    assert digest.max_step_interval == timedelta(seconds=1)
+
+
+def test_attempt_boundary_resets_detection_and_ends_the_old_attempt():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "1: RuntimeError: CUDA error: uncorrectable ECC error encountered", T0)
+    t.anomaly_events(T0 + SETTLE)
+    events = t.observe(snap(restarts=1, nodes=("node1", "node3")), T0 + timedelta(seconds=9))
+    assert types(events) == ["AttemptEnded", "AttemptStarted"]
+    assert events[0].state == JobState.REQUEUED and events[1].attempt == 1
+    assert t.anomaly_events(T0 + timedelta(seconds=20), force=True) == []  # stale failure never re-triggers
+    assert t.progress_view(0).known is False and t.progress_view(1).known is True
