@@ -1,0 +1,123 @@
+"""Incremental tailing of log files for the telemetry loop.
+
+:func:`read_new_lines` reads what was appended since the last call and returns
+complete lines plus a new :class:`TailState` to keep (it is a pydantic model, so
+it can travel through Temporal as activity input and output). It never raises
+for trouble with the file itself; it returns a note instead:
+
+- rotated (the path now names another inode) or truncated (size below the
+  saved offset): start again from offset 0 and say so;
+- deleted, not a regular file, unreadable: no lines, the old state kept;
+- a line longer than ``MAX_LINE_BYTES`` (e.g. 50 MB without a newline): the
+  first ``MAX_LINE_BYTES`` are returned as the line, the rest skipped;
+- invalid UTF-8: replaced with U+FFFD.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_LINE_BYTES = 64 * 1024
+DEFAULT_MAX_BYTES = 8 << 20
+
+
+class TailLine(NamedTuple):
+    line_no: int  # 1-based within the current file incarnation
+    text: str
+
+
+class FileTail(BaseModel):
+    """Where tailing of one path stands."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+    inode: int | None = None
+    device: int | None = None
+    offset: int = Field(0, ge=0, description="bytes consumed, including the partial line")
+    line_no: int = Field(0, ge=0, description="complete lines returned so far")
+    partial: bytes = Field(b"", description="start of an unfinished last line (at most MAX_LINE_BYTES)")
+    skipping: bool = Field(False, description="inside an overlong line whose start was already returned")
+
+
+class TailState(BaseModel):
+    """Tail positions of all files watched for one job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files: dict[str, FileTail] = Field(default_factory=dict)
+
+
+def _split(cur: FileTail, data: bytes, name: str) -> tuple[list[TailLine], list[str]]:
+    """Cut ``data`` (appended bytes) into complete lines, updating ``cur`` in place."""
+    lines: list[TailLine] = []
+    notes: list[str] = []
+    if cur.skipping:
+        cut = data.find(b"\n")
+        if cut < 0:
+            return lines, notes
+        data, cur.skipping = data[cut + 1 :], False
+    pieces = (cur.partial + data).split(b"\n")
+    for piece in pieces[:-1]:
+        cur.line_no += 1
+        if len(piece) > MAX_LINE_BYTES:
+            notes.append(f"{name}:{cur.line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB cut")
+        lines.append(TailLine(cur.line_no, piece[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+    rest = pieces[-1]
+    if len(rest) > MAX_LINE_BYTES:
+        cur.line_no += 1
+        notes.append(f"{name}:{cur.line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB; the rest is skipped")
+        lines.append(TailLine(cur.line_no, rest[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+        rest, cur.skipping = b"", True
+    cur.partial = rest
+    return lines, notes
+
+
+def _restart_reason(prev: FileTail, info: os.stat_result) -> str | None:
+    if prev.inode is None:
+        return None
+    if (info.st_ino, info.st_dev) != (prev.inode, prev.device):
+        return "was rotated (new file at the same path); reading it from the start"
+    if info.st_size < prev.offset:
+        return "was truncated; reading it from the start"
+    return None
+
+
+def read_new_lines(
+    path: str | Path, state: TailState, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[list[TailLine], TailState, list[str]]:
+    """Lines appended to ``path`` since ``state``; returns (lines, new state, notes). Never raises for file trouble."""
+    key = str(path)
+    prev = state.files.get(key, FileTail())
+    try:
+        info = os.stat(key)
+    except FileNotFoundError:
+        return [], state, [f"{key} does not exist (deleted, or not created yet)"]
+    except OSError as exc:
+        return [], state, [f"{key} cannot be examined: {exc.strerror or exc}"]
+    if not stat.S_ISREG(info.st_mode):
+        return [], state, [f"{key} is not a regular file"]
+    notes: list[str] = []
+    cur = prev.model_copy()
+    if reason := _restart_reason(prev, info):
+        notes.append(f"{key} {reason}")
+        cur = FileTail()
+    cur.inode, cur.device = info.st_ino, info.st_dev
+    lines: list[TailLine] = []
+    if info.st_size > cur.offset:
+        try:
+            with open(key, "rb") as handle:
+                handle.seek(cur.offset)
+                data = handle.read(min(max_bytes, info.st_size - cur.offset))
+        except OSError as exc:
+            return [], state, [*notes, f"{key} cannot be read: {exc.strerror or exc}"]
+        cur.offset += len(data)
+        lines, split_notes = _split(cur, data, key)
+        notes += split_notes
+    files = dict(state.files)
+    files[key] = cur
+    return lines, TailState(files=files), notes
