@@ -30,16 +30,21 @@ NON_RETRYABLE_SLURM_ERRORS = [
     "Authentication",
 ]
 
+
+def _retry(maximum_interval: timedelta, maximum_attempts: int) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=maximum_interval,
+        maximum_attempts=maximum_attempts,
+        non_retryable_error_types=NON_RETRYABLE_SLURM_ERRORS,
+    )
+
+
 # Reads are cheap and safe to repeat; a controller restart takes seconds, so back off to 5 s.
 SLURM_READ = workflow.ActivityConfig(
     start_to_close_timeout=timedelta(seconds=60),
-    retry_policy=RetryPolicy(
-        initial_interval=timedelta(seconds=1),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=5),
-        maximum_attempts=10,
-        non_retryable_error_types=NON_RETRYABLE_SLURM_ERRORS,
-    ),
+    retry_policy=_retry(timedelta(seconds=5), 10),
 )
 
 # Actions wait for Slurm to converge (a requeued job passes COMPLETING, ~KillWait) and heartbeat
@@ -47,11 +52,5 @@ SLURM_READ = workflow.ActivityConfig(
 SLURM_WRITE = workflow.ActivityConfig(
     start_to_close_timeout=timedelta(minutes=3),
     heartbeat_timeout=timedelta(seconds=20),
-    retry_policy=RetryPolicy(
-        initial_interval=timedelta(seconds=1),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=10),
-        maximum_attempts=20,
-        non_retryable_error_types=NON_RETRYABLE_SLURM_ERRORS,
-    ),
+    retry_policy=_retry(timedelta(seconds=10), 20),
 )

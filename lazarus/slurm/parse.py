@@ -23,6 +23,11 @@ _SACCT_FIELDS = ("JobID", "State", "ExitCode", "NodeList", "Start", "End")
 SACCT_FORMAT = ",".join(_SACCT_FIELDS)
 
 
+def holdable(state: JobState) -> bool:
+    """Whether Priority=0 means "held" in this state: pending, or still completing after a requeuehold."""
+    return not state.finished and state is not JobState.RUNNING
+
+
 def expand_nodes(text: str | None) -> list[str]:
     """Expand a Slurm hostlist as printed by Slurm; empty/``(null)`` gives []."""
     if text is None or text.strip() in _NULLS:
@@ -133,7 +138,7 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         start_time=_local_time(f.get("StartTime")) if state is not JobState.PENDING else None,
         end_time=_local_time(f.get("EndTime")) if state.finished else None,
         submit_time=_local_time(f.get("SubmitTime")),
-        held=state is JobState.PENDING and f.get("Priority") == "0",
+        held=holdable(state) and f.get("Priority") == "0",
     )
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from lazarus.errors import shorten
 from lazarus.models.slurm import JobSnapshot, JobState
-from lazarus.slurm.errors import MalformedOutputError
-from lazarus.slurm.parse import expand_nodes
+from lazarus.slurm.errors import ControllerUnreachableError, MalformedOutputError
+from lazarus.slurm.parse import expand_nodes, holdable
 
 
 def decode_wait_status(raw: int) -> tuple[int, int | None]:
@@ -49,6 +49,11 @@ def parse_squeue_json(text: str) -> list[JobSnapshot]:
             raise TypeError("'jobs' is not a list")
     except (ValueError, KeyError, TypeError) as exc:
         raise MalformedOutputError(f"squeue --json output is not a job list ({exc}): {shorten(text)}") from None
+    errors = document.get("errors") or []
+    if errors:
+        # With slurmctld down, 22.05's squeue --json exits 0 with "jobs": [] and the failure only in
+        # "errors": taking that list at face value would make every job look gone.
+        raise ControllerUnreachableError(f"squeue --json could not load the job list: {shorten(json.dumps(errors))}")
     return [_job_from_json(job) for job in jobs]
 
 
@@ -79,7 +84,7 @@ def _job_from_json(job: Any) -> JobSnapshot:
         start_time=_epoch(job.get("start_time")),
         end_time=_epoch(job.get("end_time")),
         submit_time=_epoch(job.get("submit_time")),
-        held=state is JobState.PENDING and _number(job.get("priority"), default=1) == 0,
+        held=holdable(state) and _number(job.get("priority"), default=1) == 0,
     )
 
 

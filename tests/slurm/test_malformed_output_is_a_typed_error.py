@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from lazarus.slurm.errors import MalformedOutputError
+from lazarus.slurm.errors import ControllerUnreachableError, MalformedOutputError
 from lazarus.slurm.parse import parse_sacct, parse_scontrol_jobs, parse_scontrol_nodes
 from lazarus.slurm.parse_squeue import parse_squeue_json
+from tests.slurm.conftest import SAMPLES
 
 
 @pytest.mark.parametrize(
@@ -59,3 +60,9 @@ def test_the_message_quotes_long_output_shortened() -> None:
         parse_squeue_json(garbage)
     message = str(err.value)
     assert "xxxx" in message and "more characters" in message and len(message) < 600
+
+
+def test_squeue_json_with_errors_is_not_an_empty_cluster() -> None:
+    # Captured with slurmctld unreachable: exit status 0, "jobs": [], the failure only in "errors".
+    with pytest.raises(ControllerUnreachableError, match="Failed while looking for jobs"):
+        parse_squeue_json((SAMPLES / "squeue_controller_down.json").read_text())
