@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import getpass
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from lazarus.config import Settings, load_settings
+from lazarus.config import DEFAULT_STATE_DIR, Settings, load_settings
 from lazarus.errors import LazarusError
 
 T = TypeVar("T")
@@ -22,7 +23,11 @@ class JobNotWatched(LazarusError):
 
 
 def settings_from(args: Any) -> Settings:
-    return load_settings(getattr(args, "config", None))
+    """--config, else $LAZARUS_CONFIG, else the embedded dev stack's config if `lazarus dev up` wrote one."""
+    path = getattr(args, "config", None) or os.environ.get("LAZARUS_CONFIG")
+    if not path and (DEFAULT_STATE_DIR / "lazarus.yaml").exists():
+        path = str(DEFAULT_STATE_DIR / "lazarus.yaml")
+    return load_settings(path)
 
 
 def run_async(fn: Callable[..., Awaitable[T]], *a: Any) -> T:

@@ -1,0 +1,156 @@
+"""`lazarus demo [--mode act|monitor]`: the end-to-end story on the embedded stack.
+
+A small training job runs on node1 and node2 (one rank each), prints progress
+and saves checkpoints; at step 15 the rank on node2 prints a GPU "fallen off the
+bus" Xid and dies, and the other rank dies as its victim. Lazarus detects it,
+blames node2 (not the victim), advises a restart excluding node2, requeues the
+job (in monitor mode after an approval), and the new attempt resumes from the
+checkpoint on other nodes and finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from temporalio.service import RPCError
+
+from lazarus.cli.common import operator_name, settings_from, ui_link
+from lazarus.cli.timeline import render_timeline
+from lazarus.config import Settings
+from lazarus.errors import LazarusError
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import Approval, JobStatus, ModeChange, RecoveryState, TERMINAL_STATES
+from lazarus.temporal_client import connect
+from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+
+
+class DemoError(LazarusError):
+    pass
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="run the end-to-end recovery story on the embedded stack (lazarus dev up)")
+    p.add_argument("--mode", choices=[m.value for m in Mode], default="act",
+                   help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)")
+    p.add_argument("--fault", default="xid79", choices=["xid79", "ecc", "app-error", "hang"])
+    p.add_argument("--timeout", type=float, default=180, help="give up after this many seconds")
+    p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
+
+
+def _slurm(settings: Settings, *argv: str) -> str:
+    env = None
+    if settings.scheduler.slurm_conf:
+        import os
+
+        env = dict(os.environ, SLURM_CONF=str(settings.scheduler.slurm_conf))
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=env)
+    except FileNotFoundError:
+        raise DemoError(f"{argv[0]} not found: run `lazarus dev up` first (it installs Slurm)") from None
+    if out.returncode != 0:
+        raise DemoError(f"{' '.join(argv[:2])} failed: {out.stderr.strip()}; is the stack up? (`lazarus dev up`)")
+    return out.stdout
+
+
+def _prepare_nodes(settings: Settings) -> None:
+    """Earlier demo runs drain node2: return the demo nodes to service."""
+    for node in ("node1", "node2", "node3", "node4"):
+        state = _slurm(settings, "sinfo", "-h", "-n", node, "-o", "%t").strip()
+        if state.startswith(("drain", "drng", "down")):
+            _slurm(settings, "scontrol", "update", f"NodeName={node}", "State=RESUME")
+            print(f"  (returned {node} to service after an earlier demo)")
+
+
+def _script(workdir: Path, fault: str) -> Path:
+    repo_python = sys.executable
+    fault_step = 15
+    script = workdir / "train.sbatch"
+    script.write_text(
+        "#!/bin/bash\n"
+        f"srun --label --kill-on-bad-exit=1 {repo_python} -m lazarus.demo.train --steps 40 --step-time 0.25 "
+        f"--ckpt-every 10 --ckpt-dir {workdir / 'ckpt'} --fault {fault} --fault-node node2 "
+        f"--fault-step {fault_step} --fault-attempts 0\n"
+    )
+    return script
+
+
+async def _wait_for_workflow(client, wid: str, deadline: float):
+    handle = client.get_workflow_handle(wid)
+    while time.monotonic() < deadline:
+        try:
+            return handle, await handle.query(JobRecoveryWorkflow.status)
+        except RPCError:
+            await asyncio.sleep(0.2)
+    raise DemoError("the job was not picked up by Lazarus: are the workers running? (`lazarus dev status`)")
+
+
+def _narrate(status: JobStatus, seen: set[str]) -> None:
+    def once(key: str, text: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            print(f"  [{datetime.now():%H:%M:%S}] {text}")
+
+    for a in status.attempts:
+        if a.started_at:
+            once(f"start{a.index}", f"attempt {a.index} running on {','.join(a.nodes)}"
+                 f"{' (excluding ' + ','.join(a.excluded_nodes) + ')' if a.excluded_nodes else ''}")
+        if a.last_checkpoint:
+            once(f"ckpt{a.index}-{a.last_checkpoint}", f"attempt {a.index}: checkpoint at step {a.last_checkpoint}")
+        if a.anomaly:
+            d = a.anomaly.diagnosis
+            once(f"anomaly{a.index}", f"detected {a.anomaly.kind.value}: {d.signature} ({d.category.value}) on "
+                 f"{','.join(d.implicated_nodes) or 'unknown node'}, confidence {d.confidence:.2f}")
+    for adv in status.advice_history:
+        once(f"advice{adv.generation}", f"advice {adv.generation}: {adv.action.value}"
+             f"{' excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''}: {adv.reason}")
+        if adv.status.value not in ("pending",):
+            once(f"advice{adv.generation}-{adv.status.value}", f"advice {adv.generation} {adv.status.value}"
+                 f"{' by ' + adv.decided_by if adv.decided_by else ''}")
+    once(f"state-{status.state.value}", f"recovery state: {status.state.value}")
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    client = await connect(settings)
+    _prepare_nodes(settings)
+    workdir = settings.dev.state_dir / "demo" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    workdir.mkdir(parents=True, exist_ok=True)
+    script = _script(workdir, args.fault)
+    comment = json.dumps({"lazarus": {"policy": "default"}})
+    out = _slurm(settings, "sbatch", "--parsable", "-N2", "--ntasks-per-node=1", "--gres=gpu:1", "--time=10",
+                 "--nodelist=node[1-2]", "--open-mode=append", f"--comment={comment}", "-J", "lazarus-demo",
+                 f"--output={workdir / 'train-%j.out'}", str(script))
+    job_id = int(out.strip().split(";")[0])
+    wid = workflow_id(settings.cluster, job_id)
+    print(f"Lazarus demo ({args.mode} mode): job {job_id} trains on node1+node2; the GPU on node2 will fail "
+          f"at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}")
+    deadline = time.monotonic() + args.timeout
+    handle, status = await _wait_for_workflow(client, wid, deadline)
+    await handle.signal(JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job",
+                                                                  operator="lazarus demo"))
+    seen: set[str] = set()
+    while time.monotonic() < deadline:
+        status = await handle.query(JobRecoveryWorkflow.status)
+        _narrate(status, seen)
+        if status.state == RecoveryState.AWAITING_APPROVAL and status.advice:
+            gen = status.advice.generation
+            print(f"  an operator would now run: lazarus advice approve {job_id} --generation {gen}")
+            reply = await handle.execute_update(JobRecoveryWorkflow.approve_advice,
+                                                Approval(generation=gen, operator=f"{operator_name()} (demo)"))
+            print(f"  {reply.message}")
+            continue
+        if status.state in TERMINAL_STATES:
+            break
+        await asyncio.sleep(0.5)
+    else:
+        raise DemoError(f"the demo did not finish within {args.timeout:.0f} s; see `lazarus show {job_id}`")
+    print()
+    print(render_timeline(status, ui_link(settings, wid)))
+    return 0 if status.state == RecoveryState.COMPLETED or args.fault == "app-error" else 1
