@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from lazarus.errors import ConfigError
+from lazarus.models.ledger import LedgerPolicy
 from lazarus.models.policy import Mode, Policy
 
 DEFAULT_STATE_DIR = Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
@@ -167,6 +168,7 @@ class Settings(BaseSettings):
         default_factory=lambda: {"default": Policy()},
         description="named recovery policies; a job picks one in its Slurm comment",
     )
+    ledger: LedgerPolicy = LedgerPolicy()
     dev: DevSettings = DevSettings()
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()

@@ -27,6 +27,7 @@ from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow
+from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
 
@@ -38,7 +39,7 @@ async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event)
     slurm = SlurmClient.from_settings(settings.scheduler)
     common = {"graceful_shutdown_timeout": settings.worker.graceful_shutdown}
     if "control" in roles:
-        workers.append(Worker(client, task_queue=settings.task_queues.control, workflows=[JobRecoveryWorkflow],
+        workers.append(Worker(client, task_queue=settings.task_queues.control, workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow],
                               **common))
     if "scheduler" in roles:
         from activities.slurm import SlurmActivities

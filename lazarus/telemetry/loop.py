@@ -25,12 +25,14 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from lazarus.config import Settings
 from lazarus.detection.tail import TailState, read_new_lines
 from lazarus.errors import JobCommentError, LazarusError
+from lazarus.models.ledger import LedgerInput
 from lazarus.models.recovery import JobEventEnvelope, JobRecoveryInput
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
 from lazarus.telemetry.tracker import JobTracker
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
 
 
 def utcnow() -> datetime:
@@ -44,6 +46,7 @@ class TelemetryLoop:
         self.tails = TailState()
         self.state_file = state_file
         self._tails_dirty = False
+        self._ledger_started = False
         self._load_offsets()
 
     # ---- persistence of log offsets ---------------------------------------------------------
@@ -81,7 +84,23 @@ class TelemetryLoop:
             elapsed = asyncio.get_running_loop().time() - started
             await asyncio.sleep(max(0.05, interval - elapsed))
 
+    async def ensure_ledger(self) -> str:
+        """Start the cluster's node ledger if it is not running (idempotent)."""
+        wid = ledger_id(self.settings.cluster)
+        if not self._ledger_started:
+            await self.client.start_workflow(
+                NodeLedgerWorkflow.run,
+                LedgerInput(cluster=self.settings.cluster, policy=self.settings.ledger,
+                            scheduler_queue=self.settings.task_queues.scheduler),
+                id=wid, task_queue=self.settings.task_queues.control,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                static_summary=f"node ledger of cluster {self.settings.cluster}",
+            )
+            self._ledger_started = True
+        return wid
+
     async def cycle(self) -> None:
+        ledger = await self.ensure_ledger()
         jobs = await self.slurm.jobs()
         now = utcnow()
         self._forget_gone({j.job_id for j in jobs})
@@ -90,19 +109,19 @@ class TelemetryLoop:
                 continue
             tracker = self.trackers.get(job.job_id)
             if tracker is None:
-                tracker = await self._discover(job)
+                tracker = await self._discover(job, ledger)
             if tracker.closed:
                 continue
             await self._update(tracker, job, now)
         self._save_offsets()
 
-    async def _discover(self, job: JobSnapshot) -> JobTracker:
+    async def _discover(self, job: JobSnapshot, ledger: str) -> JobTracker:
         tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes)
         self.trackers[job.job_id] = tracker
         inp = JobRecoveryInput(
             cluster=self.settings.cluster, job_id=job.job_id, user=job.user, partition=job.partition,
             job_name=job.name, cluster_mode=self.settings.mode, scheduler_queue=self.settings.task_queues.scheduler,
-            telemetry_queue=self.settings.task_queues.telemetry,
+            telemetry_queue=self.settings.task_queues.telemetry, ledger_workflow_id=ledger,
         )
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies)
