@@ -22,6 +22,7 @@ relative score to single out the slow node; see docs/stragglers.md.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
@@ -59,56 +60,72 @@ def _job_stragglers(
         for w in s.windows:
             table[w.end][s.key] = w.value
     times = sorted(table)
+    # Each window's values sorted once: a peer median then costs O(log n) per series, not a sort.
+    ordered = {t: sorted(table[t].values()) for t in times}
     alone = len({s.key for s in series}) == 1
     findings = []
     for s in series:
-        evidence = [_score(s.key, t, table[t]) for t in times]
-        finding = _judge(job_id, s, evidence, thresholds, alone, metric)
+        scores = [_score(s.key, t, table[t], ordered[t]) for t in times]
+        finding = _judge(job_id, s, scores, thresholds, alone, metric)
         if finding is not None:
             findings.append(finding)
     return sorted(findings, key=lambda f: -f.drop_fraction)
 
 
-def _score(key: Key, end: datetime, row: dict[Key, float]) -> WindowEvidence | None:
+# (window end, value, peers' median or None, score); plain tuples because there is one per series and window.
+Score = tuple[datetime, float, float | None, float]
+
+
+def _score(key: Key, end: datetime, row: dict[Key, float], ordered: list[float]) -> Score | None:
     """This series' score in one window; None when it has no sample or its peers made no progress."""
     value = row.get(key)
     if value is None:
         return None
-    peers = [v for k, v in row.items() if k != key]
-    if not peers:
-        return WindowEvidence(end=end, value=value, reference=None, score=value)
-    reference = median(peers)
+    if len(ordered) == 1:
+        return (end, value, None, value)
+    reference = _median_without(ordered, value)
     if reference <= 0:
         return None  # the peers stalled too: a hang or a pause, not a straggler
-    return WindowEvidence(end=end, value=value, reference=reference, score=value / reference)
+    return (end, value, reference, value / reference)
+
+
+def _median_without(ordered: list[float], value: float) -> float:
+    """Median of ``ordered`` (sorted) with one occurrence of ``value`` left out."""
+    skip = bisect_left(ordered, value)
+    rest = len(ordered) - 1
+
+    def at(i: int) -> float:
+        return ordered[i if i < skip else i + 1]
+
+    return at(rest // 2) if rest % 2 else (at(rest // 2 - 1) + at(rest // 2)) / 2
 
 
 def _judge(
     job_id: str,
     s: ThroughputSeries,
-    evidence: list[WindowEvidence | None],
+    scores: list[Score | None],
     thresholds: StragglerThresholds,
     alone: bool,
     metric: str,
 ) -> StragglerFinding | None:
     # Only the history before the judged windows forms the baseline, so the slowdown cannot hide itself.
-    recent, history = evidence[-thresholds.min_windows :], evidence[: -thresholds.min_windows]
-    history_scores = [e.score for e in history if e is not None]
+    recent, history = scores[-thresholds.min_windows :], scores[: -thresholds.min_windows]
+    history_scores = [sc[3] for sc in history if sc is not None]
     if len(recent) < thresholds.min_windows or len(history_scores) < thresholds.min_baseline_windows:
         return None
     baseline = median(history_scores)
     if baseline <= 0:
         return None
     limit = (1 - thresholds.drop_fraction) * baseline
-    streak: list[WindowEvidence] = []
-    for e in reversed(evidence):  # the slow run that reaches the latest window, however long
-        if e is None or e.score > limit:
+    streak: list[Score] = []
+    for sc in reversed(scores):  # the slow run that reaches the latest window, however long
+        if sc is None or sc[3] > limit:
             break
-        streak.append(e)
+        streak.append(sc)
     if len(streak) < thresholds.min_windows:
         return None
     streak.reverse()
-    drop = 1 - median(e.score for e in streak) / baseline
+    drop = 1 - median(sc[3] for sc in streak) / baseline
     return StragglerFinding(
         job_id=job_id,
         node=s.node,
@@ -117,6 +134,6 @@ def _judge(
         drop_fraction=round(min(max(drop, 0.0), 1.0), 4),
         windows=len(streak),
         baseline_score=round(baseline, 6),
-        evidence=streak,
+        evidence=[WindowEvidence(end=e, value=v, reference=r, score=sc) for e, v, r, sc in streak],
         metric=metric,
     )

@@ -1,0 +1,95 @@
+"""Measure the straggler path at scale: remote-write history for many jobs, one query, the detector.
+
+    .venv/bin/python -m tests.straggler.bench_straggler --jobs 500 --nodes 8
+
+Starts its own Prometheus on 127.0.0.1:19091 (tmp TSDB, removed afterwards) and
+prints push, query and detection times. Also times the pure detector on
+10,000 synthetic jobs. Not collected by pytest (the name has no test_ prefix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+
+from lazarus.straggler.detector import find_stragglers
+from lazarus.straggler.models import StragglerThresholds
+from lazarus.straggler.prometheus import PrometheusThroughput, ThroughputQuery
+from tests.straggler.pushed_history import job_history, now_ms, push_history
+from tests.straggler.series import drop_at, healthy_job, job
+
+
+def _pure_detector(jobs: int, nodes: int) -> None:
+    series = []
+    for j in range(jobs):
+        per_node = healthy_job(str(j), n_nodes=nodes, n_windows=30)
+        if j % 100 == 0:
+            per_node["node1"] = drop_at(per_node["node1"], 25, 0.6)
+        series += job(str(j), per_node)
+    started = time.perf_counter()
+    findings = find_stragglers(series, StragglerThresholds())
+    took = time.perf_counter() - started
+    print(f"pure detector: {jobs} jobs x {nodes} nodes x 30 windows -> {len(findings)} findings in {took:.2f} s")
+
+
+def _with_prometheus(jobs: int, nodes: int, port: int) -> None:
+    root = Path(tempfile.mkdtemp(prefix="lazarus-bench-prom-"))
+    (root / "p.yml").write_text("global:\n  scrape_interval: 15s\n")
+    proc = subprocess.Popen(
+        [shutil.which("prometheus") or "prometheus", f"--config.file={root / 'p.yml'}",
+         f"--storage.tsdb.path={root / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
+         "--web.enable-remote-write-receiver", "--log.level=warn"],
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{url}/-/ready", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.05)
+        end = now_ms()
+        names = [f"n{i:02d}" for i in range(nodes)]
+        started = time.perf_counter()
+        for j in range(jobs):
+            slow = names[1] if j % 50 == 0 else None
+            push_history(url, job_history(f"j{j}", names, end, slow, end - 6 * 60_000, ranks_per_node=1, seed=j))
+        pushed = time.perf_counter() - started
+        source = PrometheusThroughput(url, timeout_s=30)
+        at = datetime.fromtimestamp(end / 1000, timezone.utc)
+        started = time.perf_counter()
+        series = source.fetch(ThroughputQuery(), end=at)
+        queried = time.perf_counter() - started
+        started = time.perf_counter()
+        findings = find_stragglers(series, StragglerThresholds())
+        detected = time.perf_counter() - started
+        expected = {f"j{j}" for j in range(0, jobs, 50)}
+        print(f"prometheus: pushed {jobs * nodes} series x 121 samples in {pushed:.1f} s; one query for all jobs "
+              f"returned {len(series)} series in {queried * 1000:.0f} ms; detector {detected * 1000:.0f} ms; "
+              f"findings {len(findings)} (expected {len(expected)}, "
+              f"correct {sum(f.job_id in expected and f.node == names[1] for f in findings)})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--nodes", type=int, default=8)
+    parser.add_argument("--pure-jobs", type=int, default=10_000)
+    parser.add_argument("--port", type=int, default=19091)
+    args = parser.parse_args()
+    _pure_detector(args.pure_jobs, args.nodes)
+    _with_prometheus(args.jobs, args.nodes, args.port)
+
+
+if __name__ == "__main__":
+    main()
