@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -100,3 +101,18 @@ async def running_two_node_job(cluster: SlurmCluster, client: SlurmClient, jobs:
 
     await assert_eventually(running, timeout=60, interval=0.3)
     return job_id
+
+
+def impatient_slurm_conf(cluster: SlurmCluster, directory: Path, controller_port: int | None = None) -> Path:
+    """A copy of the cluster's slurm.conf with MessageTimeout=1 (and optionally another controller port).
+
+    With the default MessageTimeout=10 a client keeps trying an absent
+    controller for ~18 s; with 1 it gives up at once. Specs about an
+    unreachable controller use it so the outage window stays short.
+    """
+    conf = re.sub(r"(?m)^MessageTimeout=.*$", "MessageTimeout=1", cluster.slurm_conf.read_text())
+    if controller_port is not None:
+        conf = re.sub(r"(?m)^SlurmctldPort=.*$", f"SlurmctldPort={controller_port}", conf)
+    path = directory / "slurm.conf"
+    path.write_text(conf)
+    return path
