@@ -1,4 +1,8 @@
-"""Straggler detection as a Temporal activity: one Prometheus query for all jobs, then the pure detector.
+"""Prometheus-backed telemetry activities: straggler detection and node health, one query each per call.
+
+``prometheus_find_stragglers`` runs one throughput query for all requested jobs
+and the pure detector; ``prometheus_node_health`` reads the node agents'
+verdicts for the nodes an attempt ran on (for attribution).
 
 Errors reach the workflow as ``ApplicationError`` types it can name in a retry
 policy: ``PrometheusUnavailable`` (retryable: the server may come back),
@@ -8,6 +12,7 @@ would fail again).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from pydantic import ValidationError
@@ -15,10 +20,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from lazarus.config import PrometheusSettings
+from lazarus.health.fleet import NodeHealthRequest, NodeHealthResult, fetch_node_health
 from lazarus.straggler.detector import find_stragglers
 from lazarus.straggler.models import FindStragglersRequest, FindStragglersResult
 from lazarus.straggler.prometheus import (
-    PrometheusQueryError,
+    PrometheusError,
     PrometheusThroughput,
     PrometheusUnavailableError,
     ThroughputQuery,
@@ -51,10 +57,8 @@ class PrometheusActivities:
             raise ApplicationError(f"invalid straggler request: {exc}", type="InvalidArgument", non_retryable=True)
         try:
             series = await self.source.fetch_async(query)
-        except PrometheusUnavailableError as exc:
-            raise ApplicationError(str(exc), type="PrometheusUnavailable") from None
-        except PrometheusQueryError as exc:
-            raise ApplicationError(str(exc), type="PrometheusQuery", non_retryable=True) from None
+        except PrometheusError as exc:
+            raise _application_error(exc) from None
         findings = find_stragglers(series, request.thresholds, query.metric)
         for f in findings:
             activity.logger.info(
@@ -62,3 +66,18 @@ class PrometheusActivities:
                 f.windows,
             )  # fmt: skip
         return FindStragglersResult(findings=findings, series=len(series))
+
+    @activity.defn(name="prometheus_node_health")
+    async def node_health(self, request: NodeHealthRequest) -> NodeHealthResult:
+        """Latest node-agent verdicts of the requested nodes; nodes without agent data are listed as missing."""
+        try:
+            return await asyncio.to_thread(fetch_node_health, self.source, request)
+        except PrometheusError as exc:
+            raise _application_error(exc) from None
+
+
+def _application_error(exc: PrometheusError) -> ApplicationError:
+    """Unreachable is worth retrying; a rejected or garbled answer is not."""
+    if isinstance(exc, PrometheusUnavailableError):
+        return ApplicationError(str(exc), type="PrometheusUnavailable")
+    return ApplicationError(str(exc), type="PrometheusQuery", non_retryable=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
@@ -84,40 +85,54 @@ class ThroughputQuery(BaseModel):
         return f"sum by ({labels}) (avg_over_time({selector}[{int(self.window.total_seconds())}s]))"
 
 
-class PrometheusThroughput:
-    """Reads throughput windows from one Prometheus server."""
+class PrometheusApi:
+    """prometheus-api-client with a timeout, no retries, and errors translated to :class:`PrometheusError`."""
 
     def __init__(self, url: str, timeout_s: float = 5.0) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self._client = PrometheusConnect(url=self.url, disable_ssl=True, retry=Retry(total=0), timeout=timeout_s)
 
-    def fetch(self, query: ThroughputQuery, end: datetime | None = None) -> list[ThroughputSeries]:
-        """Every matching series over ``[end - lookback, end]``, one point per window."""
-        if query.job_ids == []:
-            return []
-        end = end or datetime.now(timezone.utc)
+    def range(self, what: str, expr: str, start: datetime, end: datetime, step_s: int) -> list[dict[str, Any]]:
+        """``query_range`` result items (``metric``, ``values``); ``what`` names the query in errors."""
+        return self._call(what, self._client.custom_query_range, expr, start_time=start, end_time=end,
+                          step=f"{step_s}s")  # fmt: skip
+
+    def instant(self, what: str, expr: str) -> list[dict[str, Any]]:
+        """Instant ``query`` result items (``metric``, ``value``)."""
+        return self._call(what, self._client.custom_query, expr)
+
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
-            result = self._client.custom_query_range(
-                query.promql(), start_time=end - query.lookback, end_time=end,
-                step=f"{int(query.window.total_seconds())}s",
-            )  # fmt: skip
+            return fn(*args, **kwargs)
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise PrometheusUnavailableError(
                 f"Prometheus at {self.url} is unreachable ({type(exc).__name__}); check the URL and that it is up"
             ) from None
         except PrometheusApiClientException as exc:
-            raise PrometheusQueryError(f"Prometheus at {self.url} rejected the throughput query: {exc}") from None
+            raise PrometheusQueryError(f"Prometheus at {self.url} rejected the {what}: {exc}") from None
         except (requests.RequestException, ValueError) as exc:
-            raise PrometheusQueryError(f"Prometheus at {self.url} gave an unusable answer: {exc}") from None
+            raise PrometheusQueryError(f"Prometheus at {self.url} gave an unusable answer to the {what}: {exc}") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class PrometheusThroughput(PrometheusApi):
+    """Reads throughput windows from one Prometheus server."""
+
+    def fetch(self, query: ThroughputQuery, end: datetime | None = None) -> list[ThroughputSeries]:
+        """Every matching series over ``[end - lookback, end]``, one point per window."""
+        if query.job_ids == []:
+            return []
+        end = end or datetime.now(timezone.utc)
+        step = int(query.window.total_seconds())
+        result = self.range("throughput query", query.promql(), end - query.lookback, end, step)
         return [_series(item, query.level) for item in result]
 
     async def fetch_async(self, query: ThroughputQuery, end: datetime | None = None) -> list[ThroughputSeries]:
         """:meth:`fetch` off the event loop."""
         return await asyncio.to_thread(self.fetch, query, end)
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def _series(item: dict[str, Any], level: str) -> ThroughputSeries:
