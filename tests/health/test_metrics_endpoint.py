@@ -2,6 +2,7 @@
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -9,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.health.helpers import FakeGpus, free_port, gpu_value, parse_metrics
+from tests.health.helpers import FakeGpus, free_port, gpu_value, parse_metrics, run_cli
 
 PORTS = range(19101, 19110)  # this area's exporter ports
 
@@ -76,3 +77,15 @@ def test_a_new_xid_shows_on_the_endpoint_and_sigterm_stops_the_agent(served_agen
     ]
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
+
+
+def test_a_taken_port_is_one_clear_error(gpus, fake_nvml_dir):
+    port = free_port(PORTS)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        env = {"LD_LIBRARY_PATH": str(fake_nvml_dir), **gpus.env()}
+        result = run_cli(["node-agent", "--port", str(port), "--address", "127.0.0.1"], env=env)
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.stderr
+    assert "Traceback" not in result.stderr
