@@ -23,6 +23,10 @@ from lazarus.errors import DevStackError
 # A daemon that is not ready after this long is broken, not slow: every
 # component came up in under 3 s on a 2-core machine.
 DEFAULT_READY_TIMEOUT = 60.0
+# Attempts to start a daemon whose port was briefly taken (see Component._start).
+BIND_RETRIES = 4
+# A daemon that cannot bind its port exits within this time (slurmd: ~0.1 s).
+BIND_FAILURE_WINDOW_S = 1.0
 
 
 @dataclass
@@ -43,32 +47,55 @@ class Component:
 
     def ensure(self, layout: Layout) -> bool:
         """Start the component unless it is up, then wait until ready; True if started."""
-        started = False
-        if self.pid(layout) is None:
-            if self.port is not None and port_open(self.port):
-                # Without this check the daemon would die with a bind error
-                # buried in its log; say what is wrong instead.
-                raise DevStackError(
-                    f"{self.name} cannot start: port {self.port} on 127.0.0.1 is used by another program; "
-                    "stop it or choose other ports in the dev section of the configuration"
-                )
-            if self.prepare:
-                self.prepare()
-            pid = procs.start_daemon(
-                self.argv,
-                log_file=layout.log_file(self.name),
-                pid_file=layout.pid_file(self.name),
-                env=self.env,
-                user=self.user,
-                cwd=layout.root,
-            )
-            started = True
-        else:
-            pid = self.pid(layout)
+        pid = self.pid(layout)
+        started = pid is None
+        if started:
+            pid = self._start(layout)
         self._wait_ready(layout, pid)
         if self.after_ready:
             self.after_ready()
         return started
+
+    def _start(self, layout: Layout) -> int:
+        """Start the daemon and wait until it is up or has failed, retrying a stolen port.
+
+        Our test ports lie inside Linux's ephemeral range (32768-60999), so a
+        short-lived outgoing connection of any program can hold one for a
+        moment and the daemon dies with "Address already in use". That is
+        retried a few times; a port held by a listener is reported at once.
+        """
+        if self.port is not None and port_open(self.port):
+            raise DevStackError(
+                f"{self.name} cannot start: port {self.port} on 127.0.0.1 is used by another program; "
+                "stop it or choose other ports in the dev section of the configuration"
+            )
+        if self.prepare:
+            self.prepare()
+        log_file = layout.log_file(self.name)
+        for attempt in range(1, BIND_RETRIES + 1):
+            offset = log_file.stat().st_size if log_file.exists() else 0
+            pid = procs.start_daemon(
+                self.argv, log_file=log_file, pid_file=layout.pid_file(self.name),
+                env=self.env, user=self.user, cwd=layout.root,
+            )
+            if not self._died_of_busy_port(pid, log_file, offset) or attempt == BIND_RETRIES:
+                return pid
+            time.sleep(1.0)
+        return pid
+
+    def _died_of_busy_port(self, pid: int, log_file: Path, offset: int) -> bool:
+        if self.port is None:
+            return False
+        deadline = time.monotonic() + BIND_FAILURE_WINDOW_S
+        while time.monotonic() < deadline:
+            if not procs.is_alive(pid):
+                with open(log_file, "rb") as f:
+                    f.seek(offset)
+                    return b"Address already in use" in f.read()
+            if self.ready():
+                return False
+            time.sleep(0.05)
+        return False
 
     def stop(self, layout: Layout) -> int | None:
         """Stop the component if up; return the pid that was stopped."""
@@ -98,8 +125,10 @@ class Component:
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
     """True when something accepts TCP connections on host:port."""
     try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
+        with socket.create_connection((host, port), timeout=0.5) as conn:
+            # A connect to an unused port in the ephemeral range can pick that
+            # very port as its local end and "succeed" by talking to itself.
+            return conn.getsockname()[1] != port
     except OSError:
         return False
 

@@ -144,19 +144,19 @@ def slurm_leftovers(slurm_conf: Path) -> list[int]:
     want = str(slurm_conf)
     steps = [
         pid
-        for pid in _all_pids()
+        for pid in all_pids()
         if read_comm(pid) == "slurmstepd" and read_environ(pid).get("SLURM_CONF") == want
     ]
     return sorted(_with_descendants(steps))
 
 
-def _all_pids() -> list[int]:
+def all_pids() -> list[int]:
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
 def _with_descendants(roots: Iterable[int]) -> set[int]:
     children: dict[int, list[int]] = {}
-    for pid in _all_pids():
+    for pid in all_pids():
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:

@@ -27,6 +27,7 @@ from lazarus.devstack.component import Component
 from lazarus.devstack.layout import MARKER_ENV, Layout
 from lazarus.devstack.mariadb import mariadb_component
 from lazarus.devstack.munge import munge_component
+from lazarus.devstack.netports import reserve_ports
 from lazarus.devstack.packages import ACCOUNTING_PACKAGES, SLURM_PACKAGES, ensure_packages
 from lazarus.devstack.slurm import client_env, slurm_components, wait_cluster_ready
 from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
@@ -113,6 +114,7 @@ class DevStack:
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.main is not installed)")
             comps = self.components()
+            reserve_ports([c.port for c in comps if c.port] + [self.dev.temporal_ui_port])
             self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))
             for comp in comps:
                 (report.started if comp.ensure(self.layout) else report.already_up).append(comp.name)

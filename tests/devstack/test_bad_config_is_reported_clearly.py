@@ -36,7 +36,7 @@ def test_state_dir_the_daemon_users_cannot_reach_is_named(tmp_path: Path) -> Non
 def test_port_taken_by_another_program_is_named() -> None:
     state = "/var/tmp/lazarus-devstack-port-test"
     with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", 0))
+        squatter.bind(("127.0.0.1", 47150))
         squatter.listen()
         port = squatter.getsockname()[1]
         proc = lazarus(

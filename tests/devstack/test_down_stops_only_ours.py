@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.temporal, pytest.mark.slow]
 def _ours() -> list[int]:
     return [
         pid
-        for pid in procs._all_pids()
+        for pid in procs.all_pids()
         if procs.is_alive(pid) and procs.read_environ(pid).get(MARKER_ENV) == str(LZDEV_STATE)
     ]
 

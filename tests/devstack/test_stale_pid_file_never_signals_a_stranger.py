@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from lazarus.devstack import procs
@@ -55,9 +56,6 @@ def test_daemon_output_goes_to_its_log_not_to_the_caller(tmp_path: Path) -> None
     assert proc.returncode == 0 and proc.stdout == ""
     pid = int((tmp_path / "x.pid").read_text())
     try:
-        procs.wait_dead([], 0)
-        import time
-
         deadline = time.monotonic() + 5
         while "hello" not in (tmp_path / "x.log").read_text() and time.monotonic() < deadline:
             time.sleep(0.05)

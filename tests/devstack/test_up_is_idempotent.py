@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -33,9 +35,6 @@ def test_second_up_starts_nothing_and_status_says_all_up(lzdev: None) -> None:
 def test_restarting_one_killed_daemon_brings_back_only_that_daemon(lzdev: None) -> None:
     assert lazarus("dev", "up").returncode == 0
     before = {c["name"]: c["pid"] for c in json.loads(lazarus("dev", "status", "--json").stdout)["components"]}
-    import os
-    import signal
-
     os.kill(before["slurmd-node3"], signal.SIGKILL)
 
     again = lazarus("dev", "up")
