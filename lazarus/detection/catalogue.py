@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from lazarus.detection.prefilter import KeywordFinder
 from lazarus.errors import ConfigError
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 
@@ -117,6 +118,8 @@ class Catalogue(BaseModel):
     version: int = 1
     signatures: list[Signature] = Field(min_length=1)
 
+    _matcher: "Matcher | None" = PrivateAttr(None)
+
     @model_validator(mode="after")
     def _unique_ids(self) -> "Catalogue":
         seen: set[str] = set()
@@ -124,6 +127,7 @@ class Catalogue(BaseModel):
             if sig.id in seen:
                 raise ValueError(f"duplicate signature id {sig.id!r}")
             seen.add(sig.id)
+        self._matcher = Matcher(self.signatures)
         return self
 
     @property
@@ -138,9 +142,39 @@ class Catalogue(BaseModel):
 
     def match(self, line: str) -> tuple[Signature, re.Match[str]] | None:
         """The first signature (in catalogue order) whose keyword and pattern both occur in ``line``."""
-        for sig in self.signatures:
-            if any(k in line for k in sig.keywords):
-                found = sig.search(line)
+        return self.matcher.match(line)
+
+    @property
+    def matcher(self) -> "Matcher":
+        assert self._matcher is not None
+        return self._matcher
+
+
+class Matcher:
+    """The hot path of :meth:`Catalogue.match`, in plain Python objects.
+
+    Pydantic private attributes cost a ``__getattr__`` call each; for a flood
+    of matching lines that dominated, so the lookup tables live here.
+    """
+
+    def __init__(self, signatures: list[Signature]) -> None:
+        index: dict[str, list[int]] = {}
+        for position, sig in enumerate(signatures):
+            for keyword in sig.keywords:
+                index.setdefault(keyword, []).append(position)
+        # keyword -> positions of the signatures declaring it: one regex pass finds the keywords in a
+        # line, and only those signatures' patterns are tried, in catalogue order.
+        self._by_keyword = {k: tuple(v) for k, v in index.items()}
+        self._finder = KeywordFinder(index)
+        self._entries = [(sig, tuple(sig._regexes)) for sig in signatures]
+
+    def match(self, line: str) -> tuple[Signature, re.Match[str]] | None:
+        by_keyword = self._by_keyword
+        positions = {p for keyword in self._finder.find(line) for p in by_keyword[keyword]}
+        for position in sorted(positions):
+            sig, regexes = self._entries[position]
+            for regex in regexes:
+                found = regex.search(line)
                 if found is not None:
                     return sig, found
         return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from lazarus.detection.layout import RankLayout, expand_nodes
-from lazarus.detection.locate import NCCL_HOST, RANK_TAG, SRUN_LABEL, LocationKey, known_node_in
+from lazarus.detection.locate import NCCL_HOST, RANK_TAG, SRUN_LABEL, LocationKey
 from lazarus.errors import ConfigError
 
 MAX_FACTS = 65536
@@ -42,6 +42,20 @@ class LogContext:
         self._log_nodes: list[str] = []
         self._log_tasks: int | None = None
         self.unmapped_ranks: set[int] = set()
+        self._known_regex: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+
+    def node_named_in(self, text: str) -> str | None:
+        """A known node named as a word in ``text`` ('-' and '.' count as word boundaries)."""
+        known, regex = self._known_regex
+        if known is not self.known:
+            # Rebuilt only when the known set changes (a new node learned), not per line.
+            names = "|".join(re.escape(n) for n in sorted(self.known, key=len, reverse=True))
+            regex = re.compile(rf"(?<![A-Za-z0-9_])(?:{names})(?![A-Za-z0-9_])") if names else None
+            self._known_regex = (self.known, regex)
+        if regex is None:
+            return None
+        found = regex.search(text)
+        return found.group(0) if found else None
 
     def learn(self, line: str) -> None:
         """Remember layout facts printed in ``line`` (cheap: called for prefiltered lines only)."""
@@ -94,7 +108,7 @@ class LogContext:
                 if node:
                     return [node]
                 unmapped.append(int(value))
-        from_file = known_node_in(file.rsplit("/", 1)[-1], self.known)
+        from_file = self.node_named_in(file.rsplit("/", 1)[-1])
         if from_file:
             return [from_file]
         if unmapped and len(self.unmapped_ranks) < 64:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from lazarus.detection.catalogue import Catalogue, Role, Signature, default_catalogue
 from lazarus.detection.context import CONTEXT_KEYWORDS, LogContext
 from lazarus.detection.layout import RankLayout
-from lazarus.detection.locate import LocationKey, known_node_in, locate, parse_timestamp
+from lazarus.detection.locate import LocationKey, locate, parse_timestamp
 from lazarus.detection.prefilter import Prefilter
 from lazarus.errors import shorten
 from lazarus.models.diagnosis import Diagnosis, Evidence
@@ -68,6 +68,7 @@ class Analyzer:
     ) -> None:
         self.catalogue = catalogue or default_catalogue()
         self.prefilter = prefilter_for(self.catalogue)
+        self._match = self.catalogue.matcher.match
         self.context = LogContext(layout, known_nodes)
         self.candidates: dict[str, Candidate] = {}
         self.lines_seen = 0
@@ -85,7 +86,7 @@ class Analyzer:
         """Consider a line already known to contain a keyword (the file scanner's fast path)."""
         text = text[:MAX_LINE_CHARS].rstrip("\r\n")
         self.context.learn(text)
-        found = self.catalogue.match(text)
+        found = self._match(text)
         if found is None:
             return
         signature, match = found
@@ -106,7 +107,7 @@ class Analyzer:
             short = shorten(text, EVIDENCE_TEXT_CHARS - 40) if len(text) > EVIDENCE_TEXT_CHARS else text
             candidate.evidence.append(Evidence(file=file, line_no=max(line_no, 0), text=short, rule=signature.id))
         keys = locate(text, match, signature.locator)
-        if signature.locator.value != "none" and (word := known_node_in(text, self.context.known)):
+        if signature.locator.value != "none" and (word := self.context.node_named_in(text)):
             keys.append(("node", word))
         place = (file, tuple(keys))
         if place in candidate.locations or len(candidate.locations) < MAX_LOCATIONS:

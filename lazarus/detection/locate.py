@@ -25,7 +25,6 @@ SYSLOG_HOST = re.compile(
     r"^(?:\d+: )?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*)\s+([A-Za-z][\w.-]*)\s+[\w./-]+(?:\[\d+\])?:"
 )
 SRUN_NODE = re.compile(r"srun: error: ([A-Za-z][\w.-]*): task \d+")
-_NODE_WORD = re.compile(r"[A-Za-z][\w-]*(?:\.[\w-]+)*")
 
 _MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), start=1)}
 ISO_TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
@@ -106,16 +105,3 @@ def locate(line: str, match: re.Match[str], locator: Locator) -> list[LocationKe
     if locator is Locator.KERNEL:
         return named + _host_keys(line, match) + _rank_keys(line, match)
     return named + _host_keys(line, match) + _rank_keys(line, match)
-
-
-def known_node_in(text: str, known: frozenset[str]) -> str | None:
-    """The first word of ``text`` that is a known node name (or its short form)."""
-    if not known:
-        return None
-    for word in _NODE_WORD.findall(text):
-        if word in known:
-            return word
-        short = word.split(".", 1)[0]
-        if short in known:
-            return short
-    return None

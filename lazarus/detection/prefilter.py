@@ -27,18 +27,26 @@ def _insert(trie: _Trie, word: str) -> None:
     node[_END] = {}
 
 
-def _to_regex(node: _Trie) -> str:
-    """Render a trie node as a regex; a word that is a prefix of another ends the match early."""
-    if _END in node:
-        # The shorter keyword already proves the line is interesting: stop there.
+def _to_regex(node: _Trie, longest: bool) -> str:
+    """Render a trie node as a regex.
+
+    For the prefilter (``longest=False``) a word that is a prefix of another
+    ends the match early: the shorter keyword already proves the line is
+    interesting. For keyword lookup (``longest=True``) the longer words are
+    tried first (a greedy optional group), so the match names the longest
+    keyword starting at that position.
+    """
+    children = {char: child for char, child in node.items() if char != _END}
+    if _END in node and (not longest or not children):
         return ""
-    branches = [re.escape(char) + _to_regex(child) for char, child in sorted(node.items())]
-    if len(branches) == 1:
-        return branches[0]
-    return "(?:" + "|".join(branches) + ")"
+    branches = [re.escape(char) + _to_regex(child, longest) for char, child in sorted(children.items())]
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    if _END in node:
+        return f"(?:{body})?"
+    return body
 
 
-def trie_pattern(words: Iterable[str]) -> str:
+def trie_pattern(words: Iterable[str], longest: bool = False) -> str:
     """Return one regex source that matches any of ``words`` (literal, case-sensitive)."""
     trie: _Trie = {}
     unique = sorted({w for w in words if w})
@@ -46,7 +54,7 @@ def trie_pattern(words: Iterable[str]) -> str:
         raise ValueError("a prefilter needs at least one keyword")
     for word in unique:
         _insert(trie, word)
-    return _to_regex(trie)
+    return _to_regex(trie, longest)
 
 
 class Prefilter:
@@ -59,3 +67,20 @@ class Prefilter:
 
     def hit(self, line: str) -> bool:
         return self.text.search(line) is not None
+
+
+class KeywordFinder:
+    """All keywords occurring in a line, found in one regex pass (overlapping occurrences included)."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        unique = sorted({w for w in words if w})
+        # A zero-width lookahead tries every position; at each one the trie yields the longest keyword
+        # starting there, and every keyword that is a prefix of it occurs there too.
+        self._regex = re.compile("(?=(" + trie_pattern(unique, longest=True) + "))")
+        self._prefixes = {w: tuple(p for p in unique if w.startswith(p)) for w in unique}
+
+    def find(self, line: str) -> set[str]:
+        found: set[str] = set()
+        for match in self._regex.finditer(line):
+            found.update(self._prefixes[match.group(1)])
+        return found
