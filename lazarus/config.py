@@ -103,6 +103,10 @@ class DiscoverySettings(_Strict):
 
     interval: timedelta = Field(timedelta(seconds=1), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
+    job_name_prefix: str | None = Field(
+        None, description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
+        "e.g. staging and production, sharing one cluster)"
+    )
 
 
 class DevSettings(_Strict):

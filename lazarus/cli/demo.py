@@ -1,9 +1,9 @@
 """`lazarus demo [--mode act|monitor]`: the end-to-end story on the embedded stack.
 
-A small training job runs on node1 and node2 (one rank each), prints progress
-and saves checkpoints; at step 15 the rank on node2 prints a GPU "fallen off the
-bus" Xid and dies, and the other rank dies as its victim. Lazarus detects it,
-blames node2 (not the victim), advises a restart excluding node2, requeues the
+A small training job runs on two nodes (one rank each), prints progress and
+saves checkpoints; at step 15 the node of rank 1 prints a GPU "fallen off the
+bus" Xid and its rank dies, and the other rank dies as its victim. Lazarus
+detects it, blames that node (not the victim's), advises a restart excluding it, requeues the
 job (in monitor mode after an approval), and the new attempt resumes from the
 checkpoint on other nodes and finishes.
 """
@@ -75,7 +75,7 @@ def _script(workdir: Path, fault: str) -> Path:
     script.write_text(
         "#!/bin/bash\n"
         f"srun --label --kill-on-bad-exit=1 {repo_python} -m lazarus.demo.train --steps 40 --step-time 0.25 "
-        f"--ckpt-every 10 --ckpt-dir {workdir / 'ckpt'} --fault {fault} --fault-node node2 "
+        f"--ckpt-every 10 --ckpt-dir {workdir / 'ckpt'} --fault {fault} --fault-rank 1 "
         f"--fault-step {fault_step} --fault-attempts 0\n"
     )
     return script
@@ -125,12 +125,12 @@ async def _demo(args: argparse.Namespace) -> int:
     script = _script(workdir, args.fault)
     comment = json.dumps({"lazarus": {"policy": "default"}})
     out = _slurm(settings, "sbatch", "--parsable", "-N2", "--ntasks-per-node=1", "--gres=gpu:1", "--time=10",
-                 "--nodelist=node[1-2]", "--open-mode=append", f"--comment={comment}", "-J", "lazarus-demo",
+                 "--open-mode=append", f"--comment={comment}", "-J", "lazarus-demo",
                  f"--output={workdir / 'train-%j.out'}", str(script))
     job_id = int(out.strip().split(";")[0])
     wid = workflow_id(settings.cluster, job_id)
-    print(f"Lazarus demo ({args.mode} mode): job {job_id} trains on node1+node2; the GPU on node2 will fail "
-          f"at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}")
+    print(f"Lazarus demo ({args.mode} mode): job {job_id} trains on 2 of the 4 nodes; the GPU of "
+          f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}")
     deadline = time.monotonic() + args.timeout
     handle, status = await _wait_for_workflow(client, wid, deadline)
     await handle.signal(JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job",

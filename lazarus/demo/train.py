@@ -8,7 +8,7 @@ or library message a real failure prints, the other ranks print the errors
 victims of a dead peer print, and the job dies.
 
     python -m lazarus.demo.train --steps 40 --ckpt-every 10 --ckpt-dir DIR \\
-        --fault xid79 --fault-node node2 --fault-step 15 --fault-attempts 0
+        --fault xid79 --fault-rank 1 --fault-step 15 --fault-attempts 0
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ckpt-every", type=int, default=10)
     p.add_argument("--ckpt-dir", type=Path, required=True)
     p.add_argument("--fault", choices=FAULTS, default="none")
-    p.add_argument("--fault-node", default="node2")
+    p.add_argument("--fault-rank", type=int, default=1, help="the rank whose GPU/process fails")
     p.add_argument("--fault-step", type=int, default=15)
     p.add_argument("--fault-attempts", default="0", help="comma-separated attempts that fault, or 'all'")
     return p.parse_args(argv)
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     for step in range(start + 1, args.steps + 1):
         time.sleep(args.step_time)
         if faulting and args.fault != "none" and step == args.fault_step:
-            inject(args.fault, rank, node, step, node == args.fault_node)
+            inject(args.fault, rank, node, step, rank == args.fault_rank)
         if args.fault == "noisy" and step % 5 == 0:
             say("NCCL INFO Channel 00/02 :    0   1")
             say("UserWarning: torch.distributed._all_gather_base is a private function and will be deprecated")

@@ -47,6 +47,7 @@ class TelemetryLoop:
         self.state_file = state_file
         self._tails_dirty = False
         self._ledger_started = False
+        self._prefix = settings.discovery.job_name_prefix or ""
         self._load_offsets()
 
     # ---- persistence of log offsets ---------------------------------------------------------
@@ -81,6 +82,10 @@ class TelemetryLoop:
                 await self.cycle()
             except LazarusError as exc:  # e.g. slurmctld unreachable: say so, keep going
                 logger.warning(f"telemetry cycle failed: {exc}")
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the process edge: one bad cycle must not end detection
+                logger.exception("telemetry cycle failed unexpectedly; continuing with the next cycle")
             elapsed = asyncio.get_running_loop().time() - started
             await asyncio.sleep(max(0.05, interval - elapsed))
 
@@ -105,7 +110,7 @@ class TelemetryLoop:
         now = utcnow()
         self._forget_gone({j.job_id for j in jobs})
         for job in jobs:
-            if not mentions_lazarus(job.comment):
+            if not mentions_lazarus(job.comment) or not job.name.startswith(self._prefix):
                 continue
             tracker = self.trackers.get(job.job_id)
             if tracker is None:
@@ -138,7 +143,8 @@ class TelemetryLoop:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"Slurm job {job.job_id} ({job.name}) of {job.user}",
             )
-            logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
+            if inp.opt_in_error is None:
+                logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
         except WorkflowAlreadyStartedError:
             tracker.closed = True  # its workflow already finished: nothing more to watch
         return tracker

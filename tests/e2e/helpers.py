@@ -28,3 +28,11 @@ def job_field(cluster: SlurmCluster, job_id: int, name: str) -> str:
 
 def restarts(cluster: SlurmCluster, job_id: int) -> int:
     return int(job_field(cluster, job_id, "Restarts") or 0)
+
+
+def restore_nodes(cluster: SlurmCluster) -> None:
+    """Return nodes drained by a recovery to service, so the next scenario has all four."""
+    for node in cluster.nodes:
+        state = cluster.run("sinfo", "-h", "-n", node, "-o", "%t", check=False).stdout.strip()
+        if state.startswith(("drain", "drng", "down")):
+            cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)

@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 SESSION = f"s{os.getpid()}"
 POLICY = f"e2e-{SESSION}"
 EXPIRY_POLICY = f"e2e-expiry-{SESSION}"
+JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
     POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 300,
@@ -86,7 +87,7 @@ class E2EStack:
             "temporal": {"address": f"127.0.0.1:{self.port}", "ui_url": f"http://127.0.0.1:{self.ui_port}"},
             "task_queues": {"control": "e2e-control", "scheduler": "e2e-scheduler", "telemetry": "e2e-telemetry"},
             "scheduler": {"slurm_conf": str(self.cluster.slurm_conf)},
-            "discovery": {"interval": 0.5},
+            "discovery": {"interval": 0.5, "job_name_prefix": JOB_PREFIX},
             "policies": TEST_POLICIES,
             "dev": {"state_dir": str(self.root)},
             "logging": {"level": "INFO"},
@@ -146,9 +147,11 @@ def training_script(cluster: SlurmCluster, ckpt_dir: Path, **train: object) -> s
             f"srun --label --kill-on-bad-exit=1 {sys.executable} -m lazarus.demo.train --ckpt-dir {ckpt_dir} {args}\n")
 
 
-def submit_training(cluster: SlurmCluster, tmp: Path, comment: dict | None = None, **train: object) -> int:
+def submit_training(cluster: SlurmCluster, tmp: Path, comment: dict | str | None = None,
+                    sbatch: dict | None = None, **train: object) -> int:
+    """Submit the demo trainer; ``train`` are its arguments, ``sbatch`` extra sbatch options."""
     ckpt = tmp / "ckpt"
     comment = comment if comment is not None else {"lazarus": {"policy": POLICY}}
-    return submit_job(cluster, training_script(cluster, ckpt, **train), nodes=2, ntasks_per_node=1,
-                      gres="gpu:1", time="5", comment=json.dumps(comment) if isinstance(comment, dict) else comment,
-                      output=str(tmp / "train-%j.out"))
+    opts = {"job_name": f"{JOB_PREFIX}train", "nodes": 2, "ntasks_per_node": 1, "gres": "gpu:1", "time": "5", "output": str(tmp / "train-%j.out"),
+            "comment": json.dumps(comment) if isinstance(comment, dict) else comment, **(sbatch or {})}
+    return submit_job(cluster, training_script(cluster, ckpt, **train), **opts)
