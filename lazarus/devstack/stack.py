@@ -130,12 +130,13 @@ class DevStack:
             return stopped
         with self._locked():
             comps = list(reversed(self.components(everything=True)))
+            running = {c.name for c in comps if c.pid(self.layout) is not None}
             early = [c for c in comps if c.name in EARLY_STOP]
             for comp in early:
                 comp.signal_stop(self.layout)
             for comp in [c for c in comps if c not in early] + early:
-                if comp.stop(self.layout) is not None:
-                    stopped.append(comp.name)
+                comp.stop(self.layout)
+            stopped = [c.name for c in comps if c.name in running]
             leftovers = procs.slurm_leftovers(self.layout.slurm_conf)
             if leftovers:
                 logger.info("killing {} job processes left by this cluster", len(leftovers))
