@@ -7,8 +7,10 @@ so both ways pynvml can find the library run the real pynvml ctypes code.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 
 from lazarus.health.agent import NodeAgent
 from lazarus.health.nvml import NvmlReader
-from tests.health.helpers import FakeGpus
+from tests.health.helpers import AGENT_PORTS, FakeGpus, free_port
 
 HERE = Path(__file__).parent
 
@@ -67,3 +69,20 @@ def make_agent(gpus: FakeGpus, fake_nvml_dir: Path) -> Iterator[Callable[..., No
     yield make
     for r in readers:
         r.close()
+
+
+@pytest.fixture
+def served_agent(gpus: FakeGpus, fake_nvml_dir: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen, int]]:
+    """``lazarus node-agent`` on 127.0.0.1 (fake NVML, node ``gpu-node-9``, 0.2 s polls); yields (process, port)."""
+    port = free_port(AGENT_PORTS)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_nvml_dir), **gpus.env()}
+    with (tmp_path / "agent.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lazarus.cli.main", "node-agent", "--port", str(port), "--address", "127.0.0.1",
+             "--interval", "0.2", "--node", "gpu-node-9"],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    yield proc, port
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()

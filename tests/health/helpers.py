@@ -14,6 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from lazarus.health.agent import NodeAgent
 from lazarus.health.metrics import build_registry
 
+AGENT_PORTS = range(19101, 19110)  # this area's exporter ports
+
 
 class FakeGpus:
     """Writes the fake library's script: per-GPU state lines and pending Xid events."""

@@ -1,19 +1,13 @@
 """`lazarus node-agent` serves the DCGM-named metrics over HTTP and picks up new Xids on its next poll."""
 
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 
 import pytest
 
-from tests.health.helpers import FakeGpus, free_port, gpu_value, parse_metrics, run_cli
-
-PORTS = range(19101, 19110)  # this area's exporter ports
-
+from tests.health.helpers import AGENT_PORTS, free_port, gpu_value, parse_metrics, run_cli
 
 def _get(url: str) -> str | None:
     try:
@@ -39,24 +33,10 @@ def _node_health(metrics: dict) -> float | None:
     return next((v for labels, v in metrics.get("lazarus_node_health", []) if labels["Hostname"] == "gpu-node-9"), None)
 
 
-@pytest.fixture
-def served_agent(gpus: FakeGpus, fake_nvml_dir):
-    port = free_port(PORTS)
-    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_nvml_dir), **gpus.env()}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lazarus.cli.main", "node-agent", "--port", str(port), "--address", "127.0.0.1",
-         "--interval", "0.2", "--node", "gpu-node-9"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    yield proc, f"http://127.0.0.1:{port}/metrics"
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-
-
 def test_the_endpoint_serves_dcgm_names_with_dcgm_labels(served_agent, gpus):
     gpus.set(1, "ecc_dbe_vol", 2)
-    _, url = served_agent
+    _, port = served_agent
+    url = f"http://127.0.0.1:{port}/metrics"
     metrics = _wait_for(url, lambda m: gpu_value(m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 1) == 2.0)
     labels, _ = next(s for s in metrics["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] if s[0]["gpu"] == "1")
     assert labels == {"gpu": "1", "UUID": "GPU-fake-0001", "Hostname": "gpu-node-9", "modelName": "NVIDIA H100 80GB HBM3"}
@@ -67,7 +47,8 @@ def test_the_endpoint_serves_dcgm_names_with_dcgm_labels(served_agent, gpus):
 
 
 def test_a_new_xid_shows_on_the_endpoint_and_sigterm_stops_the_agent(served_agent, gpus):
-    proc, url = served_agent
+    proc, port = served_agent
+    url = f"http://127.0.0.1:{port}/metrics"
     _wait_for(url, lambda m: _node_health(m) == 0.0)
     gpus.xid(0, 79)
     metrics = _wait_for(url, lambda m: _node_health(m) == 2.0)
@@ -80,7 +61,7 @@ def test_a_new_xid_shows_on_the_endpoint_and_sigterm_stops_the_agent(served_agen
 
 
 def test_a_taken_port_is_one_clear_error(gpus, fake_nvml_dir):
-    port = free_port(PORTS)
+    port = free_port(AGENT_PORTS)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()

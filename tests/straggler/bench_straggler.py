@@ -10,17 +10,15 @@ prints push, query and detection times. Also times the pure detector on
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import tempfile
 import time
-import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
 from lazarus.straggler.detector import find_stragglers
 from lazarus.straggler.models import StragglerThresholds
 from lazarus.straggler.prometheus import PrometheusThroughput, ThroughputQuery
+from tests.straggler.prometheus_server import running_prometheus
 from tests.straggler.pushed_history import job_history, now_ms, push_history
 from tests.straggler.series import drop_at, healthy_job, job
 
@@ -39,45 +37,31 @@ def _pure_detector(jobs: int, nodes: int) -> None:
 
 
 def _with_prometheus(jobs: int, nodes: int, port: int) -> None:
-    root = Path(tempfile.mkdtemp(prefix="lazarus-bench-prom-"))
-    (root / "p.yml").write_text("global:\n  scrape_interval: 15s\n")
-    proc = subprocess.Popen(
-        [shutil.which("prometheus") or "prometheus", f"--config.file={root / 'p.yml'}",
-         f"--storage.tsdb.path={root / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
-         "--web.enable-remote-write-receiver", "--log.level=warn"],
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{url}/-/ready", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.05)
-        end = now_ms()
-        names = [f"n{i:02d}" for i in range(nodes)]
-        started = time.perf_counter()
-        for j in range(jobs):
-            slow = names[1] if j % 50 == 0 else None
-            push_history(url, job_history(f"j{j}", names, end, slow, end - 6 * 60_000, ranks_per_node=1, seed=j))
-        pushed = time.perf_counter() - started
-        source = PrometheusThroughput(url, timeout_s=30)
-        at = datetime.fromtimestamp(end / 1000, timezone.utc)
-        started = time.perf_counter()
-        series = source.fetch(ThroughputQuery(), end=at)
-        queried = time.perf_counter() - started
-        started = time.perf_counter()
-        findings = find_stragglers(series, StragglerThresholds())
-        detected = time.perf_counter() - started
-        expected = {f"j{j}" for j in range(0, jobs, 50)}
-        print(f"prometheus: pushed {jobs * nodes} series x 121 samples in {pushed:.1f} s; one query for all jobs "
-              f"returned {len(series)} series in {queried * 1000:.0f} ms; detector {detected * 1000:.0f} ms; "
-              f"findings {len(findings)} (expected {len(expected)}, "
-              f"correct {sum(f.job_id in expected and f.node == names[1] for f in findings)})")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        shutil.rmtree(root, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="lazarus-bench-prom-") as root:
+        with running_prometheus(Path(root), "global:\n  scrape_interval: 15s\n", range(port, port + 1)) as url:
+            _measure(url, jobs, nodes)
+
+
+def _measure(url: str, jobs: int, nodes: int) -> None:
+    end = now_ms()
+    names = [f"n{i:02d}" for i in range(nodes)]
+    started = time.perf_counter()
+    for j in range(jobs):
+        slow = names[1] if j % 50 == 0 else None
+        push_history(url, job_history(f"j{j}", names, end, slow, end - 6 * 60_000, ranks_per_node=1, seed=j))
+    pushed = time.perf_counter() - started
+    started = time.perf_counter()
+    at = datetime.fromtimestamp(end / 1000, timezone.utc)
+    series = PrometheusThroughput(url, timeout_s=30).fetch(ThroughputQuery(), end=at)
+    queried = time.perf_counter() - started
+    started = time.perf_counter()
+    findings = find_stragglers(series, StragglerThresholds())
+    detected = time.perf_counter() - started
+    expected = {f"j{j}" for j in range(0, jobs, 50)}
+    correct = sum(f.job_id in expected and f.node == names[1] for f in findings)
+    print(f"prometheus: pushed {jobs * nodes} series x 121 samples in {pushed:.1f} s; one query for all jobs "
+          f"returned {len(series)} series in {queried * 1000:.0f} ms; detector {detected * 1000:.0f} ms; "
+          f"findings {len(findings)} (expected {len(expected)}, correct {correct})")
 
 
 def main() -> None:
