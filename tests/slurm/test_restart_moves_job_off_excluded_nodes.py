@@ -6,7 +6,8 @@ import pytest
 
 from lazarus.models.slurm import JobState, RestartRequest
 from lazarus.slurm.client import SlurmClient
-from tests.conftest import SlurmCluster, assert_eventually, job_output
+from lazarus.slurm.errors import OperationRefusedError
+from tests.conftest import SlurmCluster, assert_eventually, job_output, submit_job
 from tests.slurm.conftest import RecordingTransport, running_two_node_job
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -66,9 +67,42 @@ async def test_running_the_same_restart_twice_requeues_once(
 async def test_a_stale_request_for_a_later_attempt_is_refused_without_acting(
     slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
 ) -> None:
-    from lazarus.slurm.errors import OperationRefusedError
-
     job_id = await running_two_node_job(slurm_cluster, local_client, jobs)
     with pytest.raises(OperationRefusedError, match="stale"):
         await local_client.restart_excluding(RestartRequest(job_id=job_id, expected_attempt=3, exclude_nodes=[]))
     assert writes(recorder) == []
+
+
+FAIL_FIRST_ATTEMPT = (
+    'echo "attempt ${SLURM_RESTART_COUNT:-0} on $SLURM_JOB_NODELIST"\n'
+    '[ "${SLURM_RESTART_COUNT:-0}" = 0 ] && exit 3\n'
+    "sleep 600\n"
+)
+
+
+async def test_a_failed_job_is_restarted_on_other_nodes(
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, jobs: list[int]
+) -> None:
+    job_id = submit_job(slurm_cluster, FAIL_FIRST_ATTEMPT, nodes=2)
+    jobs.append(job_id)
+
+    async def failed() -> bool:
+        return (await local_client.job(job_id)).state is JobState.FAILED
+
+    await assert_eventually(failed, timeout=30)
+    bad = (await local_client.job(job_id)).nodes[0]
+    result = await local_client.restart_excluding(
+        RestartRequest(job_id=job_id, expected_attempt=0, exclude_nodes=[bad], wait_running_s=60)
+    )
+    assert result.new_attempt == 1 and result.state is JobState.RUNNING and bad not in result.nodes
+
+
+async def test_a_job_slurm_will_not_requeue_is_refused_and_left_running(
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
+) -> None:
+    job_id = await running_two_node_job(slurm_cluster, local_client, jobs, no_requeue=True)
+    with pytest.raises(OperationRefusedError, match="presently disabled") as err:
+        await local_client.restart_excluding(RestartRequest(job_id=job_id, expected_attempt=0, exclude_nodes=[]))
+    assert not err.value.retryable
+    job = await local_client.job(job_id)
+    assert job.state is JobState.RUNNING and job.restarts == 0 and not job.held
