@@ -2,8 +2,8 @@
 
 NVML delivers each Xid event once, so the agent keeps them (per GPU, for the
 ``xid_window``) to let a fatal Xid fail the node for longer than one poll. The
-latest :class:`NodeHealth` is swapped in whole, so the metrics endpoint (another
-thread) always reads one consistent snapshot.
+latest :class:`NodeHealth` and the Xid totals are swapped in whole, so the
+metrics endpoint (another thread) always reads one consistent snapshot.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ class NodeAgent:
         self._clock = clock
         self._xids: dict[int, list[XidEvent]] = {}
         self.xid_counts: Counter[tuple[int, str, int]] = Counter()  # (gpu, uuid, xid) -> events since start
+        # What the metrics thread reads: replaced whole after each poll, never mutated in place.
+        self.xid_totals: tuple[tuple[tuple[int, str, int], int], ...] = ()
         self.poll_errors = 0
         self.latest: NodeHealth | None = None
 
@@ -51,6 +53,7 @@ class NodeAgent:
             logger.warning("node {} gpu {} ({}): Xid {}", self.node, event.gpu, event.uuid, event.xid)
             self._xids.setdefault(event.gpu, []).append(event)
             self.xid_counts[(event.gpu, event.uuid, event.xid)] += 1
+        self.xid_totals = tuple(sorted(self.xid_counts.items()))
         gpus = [g.model_copy(update={"xid_events": self._xids.get(g.index, [])}) for g in self.reader.read_gpus()]
         health = assess_node(
             self.node, gpus, now, self.limits, driver_version=self.reader.driver_version,
@@ -59,7 +62,8 @@ class NodeAgent:
         # assess_node dropped the Xids older than the window; forget them here too.
         self._xids = {g.index: g.xid_events for g in health.gpus if g.xid_events}
         if self.latest is None or health.verdict != self.latest.verdict:
-            logger.info("node {} is {}: {}", self.node, health.verdict.value, "; ".join(health.reasons) or "no findings")
+            summary = "; ".join(health.reasons) or "no findings"
+            logger.info("node {} is {}: {}", self.node, health.verdict.value, summary)
         self.latest = health
         return health
 

@@ -103,7 +103,9 @@ def assess_node(
     reasons: list[str] = []
     verdict = Verdict.HEALTHY
     if expected_gpus is not None and len(gpus) < expected_gpus:
-        reasons.append(f"NVML enumerates {len(gpus)} GPUs, {expected_gpus} expected (a GPU may have fallen off the bus)")
+        reasons.append(
+            f"NVML enumerates {len(gpus)} GPUs, {expected_gpus} expected (a GPU may have fallen off the bus)"
+        )
         verdict = Verdict.FAILED
     for g in assessed:
         reasons.extend(f"gpu {g.index} ({g.uuid}): {r}" for r in g.reasons)

@@ -54,7 +54,8 @@ GPU_METRICS: list[tuple[str, str, Callable[[GpuHealth], float | None]]] = [
      lambda g: g.row_remap.correctable),
     ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.",
      lambda g: g.row_remap.uncorrectable),
-    ("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when a row remap waits for a GPU reset.", lambda g: _flag(g.row_remap.pending)),
+    ("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when a row remap waits for a GPU reset.",
+     lambda g: _flag(g.row_remap.pending)),
     ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when row remapping failed.", lambda g: _flag(g.row_remap.failure)),
     ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "NVLink flow-control CRC errors, all links.",
      _nvlink_sum("crc_flit")),
@@ -107,9 +108,10 @@ class HealthCollector(Collector):
                 unknown.add_metric([*_gpu_labels(g, host), field], 1.0)
         yield unknown
         xids = CounterMetricFamily(
-            "lazarus_xid_events", "Xid events received since the agent started.", labels=["gpu", "UUID", "Hostname", "xid"]
-        )
-        for (gpu, uuid, xid), count in sorted(self.agent.xid_counts.items()):
+            "lazarus_xid_events", "Xid events received since the agent started.",
+            labels=["gpu", "UUID", "Hostname", "xid"],
+        )  # fmt: skip
+        for (gpu, uuid, xid), count in self.agent.xid_totals:
             xids.add_metric([str(gpu), uuid, host, str(xid)], float(count))
         yield xids
 

@@ -112,7 +112,9 @@ class PrometheusApi:
         except PrometheusApiClientException as exc:
             raise PrometheusQueryError(f"Prometheus at {self.url} rejected the {what}: {exc}") from None
         except (requests.RequestException, ValueError) as exc:
-            raise PrometheusQueryError(f"Prometheus at {self.url} gave an unusable answer to the {what}: {exc}") from None
+            raise PrometheusQueryError(
+                f"Prometheus at {self.url} gave an unusable answer to the {what}: {exc}"
+            ) from None
 
     def close(self) -> None:
         self._client.close()

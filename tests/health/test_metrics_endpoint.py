@@ -39,7 +39,9 @@ def test_the_endpoint_serves_dcgm_names_with_dcgm_labels(served_agent, gpus):
     url = f"http://127.0.0.1:{port}/metrics"
     metrics = _wait_for(url, lambda m: gpu_value(m, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 1) == 2.0)
     labels, _ = next(s for s in metrics["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] if s[0]["gpu"] == "1")
-    assert labels == {"gpu": "1", "UUID": "GPU-fake-0001", "Hostname": "gpu-node-9", "modelName": "NVIDIA H100 80GB HBM3"}
+    assert labels == {
+        "gpu": "1", "UUID": "GPU-fake-0001", "Hostname": "gpu-node-9", "modelName": "NVIDIA H100 80GB HBM3"
+    }  # fmt: skip
     for name in ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_RETIRED_DBE",
                  "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"):  # fmt: skip
         assert gpu_value(metrics, name, 0) == 0.0
