@@ -134,6 +134,13 @@ class Catalogue(BaseModel):
     def keywords(self) -> list[str]:
         return [k for sig in self.signatures for k in sig.keywords]
 
+    @property
+    def trigger_keywords(self) -> list[str]:
+        """Keywords that can make a line interesting. Benign signatures' keywords are left out: a benign
+        line matters only when it also holds another keyword, so the prefilter never needs to stop at
+        the (very common) NCCL INFO or warning lines."""
+        return [k for sig in self.signatures if sig.role is not Role.BENIGN for k in sig.keywords]
+
     def get(self, signature_id: str) -> Signature:
         for sig in self.signatures:
             if sig.id == signature_id:

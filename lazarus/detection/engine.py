@@ -48,7 +48,7 @@ def prefilter_for(catalogue: Catalogue) -> Prefilter:
     """The keyword prefilter of a catalogue (plus the layout-learning keywords), built once per catalogue."""
     cached = _PREFILTERS.get(id(catalogue))
     if cached is None or cached[0] is not catalogue:
-        cached = _PREFILTERS[id(catalogue)] = (catalogue, Prefilter([*catalogue.keywords, *CONTEXT_KEYWORDS]))
+        cached = _PREFILTERS[id(catalogue)] = (catalogue, Prefilter([*catalogue.trigger_keywords, *CONTEXT_KEYWORDS]))
     return cached[1]
 
 

@@ -30,9 +30,12 @@ def test_every_example_is_claimed_by_its_own_signature():
             assert claimed is not None and claimed[0].id == sig.id, (sig.id, example, claimed and claimed[0].id)
 
 
-def test_every_example_passes_the_prefilter():
+def test_every_example_of_a_triggering_signature_passes_the_prefilter():
+    # Benign keywords are deliberately absent: a benign line only needs a look when another keyword is in it.
     prefilter = prefilter_for(CATALOGUE)
     for sig in CATALOGUE.signatures:
+        if sig.role is Role.BENIGN:
+            continue
         for example in sig.examples:
             assert prefilter.hit(example), (sig.id, example)
             assert prefilter.raw.search(example.encode()) is not None
