@@ -146,13 +146,24 @@ class LoggingSettings(_Strict):
 
 
 class PrometheusSettings(_Strict):
-    """Where the telemetry worker reads training throughput (straggler detection)."""
+    """Where the telemetry worker reads training throughput (straggler detection) and node-agent health."""
+
+    enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
+    straggler_interval: timedelta = Field(timedelta(seconds=60), description="one straggler query per interval")
+    straggler_window: timedelta = Field(timedelta(seconds=60), description="detector window (query step)")
 
     url: str = Field("http://127.0.0.1:9090", description="base URL of the Prometheus HTTP API")
     timeout_s: float = Field(5.0, gt=0, description="wall-clock limit for one query (no client retries)")
     throughput_metric: str = Field(
         "lazarus_rank_samples_per_second", description="gauge by job_id, node, rank (see docs/stragglers.md)"
     )
+
+
+class AttributionSettings(_Strict):
+    """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
+
+    provider_url: str | None = Field(None, description="POST diagnosis + context here; None disables it")
+    timeout_s: float = Field(2.0, gt=0, le=30, description="the provider gets this long; then built-in rules apply")
 
 
 class Settings(BaseSettings):
@@ -173,6 +184,7 @@ class Settings(BaseSettings):
         description="named recovery policies; a job picks one in its Slurm comment",
     )
     ledger: LedgerPolicy = LedgerPolicy()
+    attribution: AttributionSettings = AttributionSettings()
     dev: DevSettings = DevSettings()
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()

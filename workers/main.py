@@ -53,8 +53,12 @@ async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event)
 
         state_file = settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None
         loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
+        from activities.telemetry_prometheus import PrometheusActivities
+
+        prom = PrometheusActivities.from_settings(settings.prometheus)
         workers.append(Worker(client, task_queue=settings.task_queues.telemetry,
-                              activities=[TelemetryActivities(loop).job_progress], **common))
+                              activities=[TelemetryActivities(loop).job_progress, prom.find_stragglers,
+                                          prom.node_health], **common))
         tasks.append(asyncio.create_task(loop.run_forever(stop), name="telemetry-loop"))
     logger.info(f"lazarus worker up: roles={','.join(roles)} cluster={settings.cluster} "
                 f"temporal={settings.temporal.address} mode={settings.mode.value}")

@@ -64,6 +64,11 @@ SLURM_READ_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_in
                                maximum_attempts=10, non_retryable_error_types=["UnknownJob", "InvalidArgument"])
 
 
+def _advisory(anomaly: Anomaly) -> bool:
+    """Straggler findings are advice; a later crash or hang of the same attempt still gets decided."""
+    return anomaly.kind == FailureKind.STRAGGLER
+
+
 def workflow_id(cluster: str, job_id: int) -> str:
     """The contract: one workflow per job, named by cluster and Slurm job id."""
     return f"lazarus-{cluster}-{job_id}"
@@ -270,8 +275,10 @@ class JobRecoveryWorkflow:
         if isinstance(event, AnomalyDetected):
             anomaly = event.anomaly
             attempt = self._attempt(anomaly.attempt)
-            if attempt.anomaly is not None or attempt.index < (self.current_attempt.index if self.current_attempt else 0):
-                return None  # one anomaly per attempt; later lines are victims or repeats
+            if attempt.index < (self.current_attempt.index if self.current_attempt else 0):
+                return None  # about an attempt that is already over
+            if attempt.anomaly is not None and not _advisory(attempt.anomaly):
+                return None  # one failure per attempt; later lines are victims or repeats
             anomaly.recorded_at = workflow.now()
             attempt.anomaly = anomaly
             attributes.upsert_signature(anomaly.diagnosis.signature, anomaly.diagnosis.implicated_nodes)
@@ -341,8 +348,10 @@ class JobRecoveryWorkflow:
 
     async def _handle_incident(self, anomaly: Anomaly) -> None:
         attempt = self._attempt(anomaly.attempt)
-        if attempt.advice_generation is not None:
-            return  # already decided for this attempt
+        if attempt.advice_generation is not None and not (
+                self.s.advice_history[attempt.advice_generation - 1].action == AdviceAction.NONE
+                and anomaly.kind != FailureKind.STRAGGLER):
+            return  # already decided for this attempt (advice-only straggler findings do not count)
         self._set_state(RecoveryState.SUSPECTED, f"{anomaly.kind.value} in attempt {attempt.index}")
         decision = decide(anomaly, [a for a in self.s.attempts if a.index <= attempt.index], self.s.policy)
         self.s.generation += 1

@@ -26,9 +26,11 @@ from lazarus.config import Settings
 from lazarus.detection.tail import TailState, read_new_lines
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.ledger import LedgerInput
-from lazarus.models.recovery import JobEventEnvelope, JobRecoveryInput
+from lazarus.models.diagnosis import FailureKind
+from lazarus.models.recovery import Anomaly, AnomalyDetected, JobEventEnvelope, JobRecoveryInput
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
+from lazarus.telemetry.enrich import Enricher
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
 from lazarus.telemetry.tracker import JobTracker
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
@@ -48,6 +50,8 @@ class TelemetryLoop:
         self._tails_dirty = False
         self._ledger_started = False
         self._prefix = settings.discovery.job_name_prefix or ""
+        self.enricher = Enricher(settings)
+        self._next_straggler_check: datetime | None = None
         self._load_offsets()
 
     # ---- persistence of log offsets ---------------------------------------------------------
@@ -118,6 +122,7 @@ class TelemetryLoop:
             if tracker.closed:
                 continue
             await self._update(tracker, job, now)
+        await self._check_stragglers(now)
         self._save_offsets()
 
     async def _discover(self, job: JobSnapshot, ledger: str) -> JobTracker:
@@ -163,7 +168,31 @@ class TelemetryLoop:
             failed = await self._failed_nodes(job) if job.state == JobState.NODE_FAIL else []
             events += tracker.finish(job, now, failed)
         if events:
-            await self._signal(job.job_id, events)
+            await self._signal(job.job_id, [await self._enrich(e, tracker) for e in events])
+
+    async def _enrich(self, event, tracker: JobTracker):
+        """Node health and the external provider refine a log diagnosis before it reaches the workflow."""
+        if not isinstance(event, AnomalyDetected):
+            return event
+        a = event.anomaly
+        diagnosis = await self.enricher.attribute(a.diagnosis, tracker.job_id, a.attempt, tracker.layout_nodes)
+        return AnomalyDetected(anomaly=a.model_copy(update={"diagnosis": diagnosis}))
+
+    async def _check_stragglers(self, now: datetime) -> None:
+        """One Prometheus query per interval for all running watched jobs; a finding is reported once per attempt."""
+        if self.enricher.prom is None or (self._next_straggler_check and now < self._next_straggler_check):
+            return
+        self._next_straggler_check = now + self.settings.prometheus.straggler_interval
+        running = {t.job_id: t for t in self.trackers.values()
+                   if not t.closed and t.attempt and t.attempt.started_reported and not t.attempt.ended_reported}
+        for finding in await self.enricher.stragglers(sorted(running)):
+            tracker = running.get(int(finding.job_id))
+            if tracker is None or finding.node in tracker.attempt.stragglers_reported:
+                continue
+            tracker.attempt.stragglers_reported.add(finding.node)
+            anomaly = Anomaly(attempt=tracker.attempt.index, kind=FailureKind.STRAGGLER,
+                              diagnosis=finding.to_diagnosis(), source="straggler", observed_at=now)
+            await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
 
     def _digest_interval(self) -> timedelta:
         budget = self.settings.policies["default"].hang_budget_min

@@ -52,6 +52,7 @@ class AttemptTelemetry:
     digest_sent_at: datetime | None = None
     digest_step: int | None = None
     digest_checkpoint: int | None = None
+    stragglers_reported: set[str] = field(default_factory=set)
 
 
 @dataclass

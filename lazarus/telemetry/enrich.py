@@ -1,0 +1,104 @@
+"""Attribution beyond the log lines: node health from the node agents, and an optional external provider.
+
+Both are best effort. When Prometheus or the provider is off, slow or wrong,
+the built-in log attribution stands and the diagnosis says so in ``notes``, so
+the operator reading the record knows which sources were used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+from loguru import logger
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lazarus.config import Settings
+from lazarus.health.fleet import NodeHealthRequest, fetch_node_health
+from lazarus.models.diagnosis import Category, Diagnosis, RetryAdvice
+from lazarus.straggler.detector import find_stragglers
+from lazarus.straggler.models import StragglerFinding, StragglerThresholds
+from lazarus.straggler.prometheus import PrometheusError, PrometheusThroughput, ThroughputQuery
+
+
+class ProviderVerdict(BaseModel):
+    """What an external provider may change; anything it leaves out keeps the built-in value."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    category: Category | None = None
+    implicated_nodes: list[str] | None = None
+    retry_advice: RetryAdvice | None = None
+    confidence: float | None = None
+    explanation: str | None = None
+
+
+class Enricher:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        prom = settings.prometheus
+        self.prom = PrometheusThroughput(prom.url, prom.timeout_s) if prom.enabled else None
+
+    async def stragglers(self, job_ids: list[int]) -> list[StragglerFinding]:
+        if self.prom is None or not job_ids:
+            return []
+        prom = self.settings.prometheus
+        query = ThroughputQuery(job_ids=[str(j) for j in job_ids], metric=prom.throughput_metric,
+                                window=prom.straggler_window, lookback=max(prom.straggler_window * 30,
+                                                                             timedelta(minutes=5)))
+        try:
+            series = await self.prom.fetch_async(query)
+        except PrometheusError as exc:
+            logger.warning(f"straggler check skipped: {exc}")
+            return []
+        return find_stragglers(series, StragglerThresholds())
+
+    async def attribute(self, diagnosis: Diagnosis, job_id: int, attempt: int, nodes: list[str]) -> Diagnosis:
+        diagnosis = await self._node_health(diagnosis, nodes)
+        return await self._provider(diagnosis, job_id, attempt, nodes)
+
+    async def _node_health(self, diagnosis: Diagnosis, nodes: list[str]) -> Diagnosis:
+        """A node the agents report failed names the culprit when the logs could not."""
+        if self.prom is None or not nodes or diagnosis.implicated_nodes:
+            return diagnosis
+        try:
+            health = await asyncio.to_thread(fetch_node_health, self.prom, NodeHealthRequest(nodes=nodes))
+        except PrometheusError as exc:
+            return diagnosis.model_copy(update={"notes": [*diagnosis.notes, f"node health unavailable: {exc}"]})
+        failed = sorted(n.node for n in health.nodes if n.verdict.value == "failed")
+        if not failed:
+            return diagnosis
+        return diagnosis.model_copy(update={
+            "implicated_nodes": failed, "category": Category.HARDWARE,
+            "retry_advice": RetryAdvice.RETRY_EXCLUDING_NODES if diagnosis.retry_advice != RetryAdvice.STOP
+            else diagnosis.retry_advice,
+            "confidence": max(diagnosis.confidence, 0.8),
+            "notes": [*diagnosis.notes, f"node agents report {', '.join(failed)} failed"],
+        })
+
+    async def _provider(self, diagnosis: Diagnosis, job_id: int, attempt: int, nodes: list[str]) -> Diagnosis:
+        cfg = self.settings.attribution
+        if not cfg.provider_url:
+            return diagnosis
+        body = json.dumps({"job_id": job_id, "attempt": attempt, "nodes": nodes,
+                           "diagnosis": diagnosis.model_dump(mode="json")}).encode()
+        try:
+            raw = await asyncio.to_thread(_post, cfg.provider_url, body, cfg.timeout_s)
+            verdict = ProviderVerdict.model_validate_json(raw)
+        except (OSError, urllib.error.URLError, TimeoutError, ValidationError, ValueError) as exc:
+            note = f"external attribution provider failed ({type(exc).__name__}: {str(exc)[:120]}); built-in rules used"
+            return diagnosis.model_copy(update={"notes": [*diagnosis.notes, note]})
+        update = {k: v for k, v in verdict.model_dump().items() if v is not None}
+        if "implicated_nodes" in update:
+            update["implicated_nodes"] = [n for n in update["implicated_nodes"] if n in nodes]
+        update["notes"] = [*diagnosis.notes, f"attribution by external provider {cfg.provider_url}"]
+        return diagnosis.model_copy(update=update)
+
+
+def _post(url: str, body: bytes, timeout: float) -> bytes:
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
+        return resp.read(1 << 20)
