@@ -1,0 +1,99 @@
+"""Generate docs/signatures.md from lazarus/detection/signatures.yaml.
+
+    .venv/bin/python scripts/gen_signature_docs.py          # rewrite the file
+    .venv/bin/python scripts/gen_signature_docs.py --check  # exit 1 if it is out of date
+
+tests/detection/test_signature_docs.py runs the check, so an edit to the
+catalogue without regenerating the reference fails the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lazarus.detection.catalogue import Catalogue, Role, Signature, default_catalogue
+
+TARGET = Path(__file__).resolve().parent.parent / "docs" / "signatures.md"
+
+HEADER = """\
+# Signature catalogue reference
+
+Generated from `lazarus/detection/signatures.yaml` by `scripts/gen_signature_docs.py`;
+do not edit by hand. How to add an entry: [adding-a-signature.md](adding-a-signature.md).
+
+The first signature (in the order below) whose keyword and pattern occur in a
+line claims that line. **Roles**: `root` can be a failure's cause; `victim` is a
+symptom of a failure elsewhere and never blames its node; `advisory` is a health
+warning reported in the notes, never a failure; `benign` is known noise that
+claims a line so nothing else can match it. Among the roots of one failure the
+highest severity wins, then the earliest timestamp. **Advice**:
+`retry_excluding_nodes` restarts without the implicated nodes, `retry_same_nodes`
+restarts as is, `stop` does not restart.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _summary_table(catalogue: Catalogue) -> list[str]:
+    lines = ["| id | role | kind | category | advice | severity |", "|---|---|---|---|---|---|"]
+    for sig in catalogue.signatures:
+        advice = sig.retry_advice.value if sig.retry_advice else "-"
+        kind = sig.failure_kind.value if sig.role in (Role.ROOT, Role.VICTIM) else "-"
+        lines.append(f"| [`{sig.id}`](#{sig.id}) | {sig.role.value} | {kind} | {sig.category.value} | {advice} "
+                     f"| {sig.severity} |")
+    return lines
+
+
+def _entry(sig: Signature) -> list[str]:
+    lines = [f"### {sig.id}", "", f"**{_cell(sig.title)}** (family `{sig.family}`)", "", sig.explanation, ""]
+    facts = [
+        ("role", sig.role.value),
+        ("failure kind", sig.failure_kind.value),
+        ("category", sig.category.value),
+        ("retry advice", sig.retry_advice.value if sig.retry_advice else "none"),
+        ("node locator", sig.locator.value),
+        ("blames its node", "yes" if sig.blames_node else "no"),
+        ("severity", str(sig.severity)),
+        ("confidence", f"{sig.confidence:.2f}"),
+        ("lines needed", str(sig.min_count)),
+        ("keywords", ", ".join(f"`{_cell(k)}`" for k in sig.keywords)),
+        ("reference", sig.doc),
+    ]
+    lines += ["| | |", "|---|---|"] + [f"| {name} | {value} |" for name, value in facts]
+    lines += ["", "Patterns:", ""] + [f"- `{_cell(p)}`" for p in sig.patterns]
+    lines += ["", "Example:", "", "```text", *sig.examples, "```", ""]
+    return lines
+
+
+def render(catalogue: Catalogue | None = None) -> str:
+    catalogue = catalogue or default_catalogue()
+    families = sorted({sig.family for sig in catalogue.signatures})
+    lines = [HEADER, f"{len(catalogue.signatures)} signatures in {len(families)} families.", "",
+             "## Summary", "", *_summary_table(catalogue), "", "## Signatures", ""]
+    for sig in catalogue.signatures:
+        lines += _entry(sig)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Generate docs/signatures.md from the signature catalogue.")
+    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET} is out of date; run scripts/gen_signature_docs.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
