@@ -12,9 +12,10 @@ The rules, in order:
    specificity and category strength there: a fallen-off-the-bus Xid beats a
    generic exception); ties go to the earliest timestamp, then to the first
    line seen.
-4. Implicated nodes are the root's nodes when its signature blames nodes, plus
-   the nodes of any other hardware root that excludes nodes (two broken GPUs in
-   one failure are both reported). Victims' nodes never are.
+4. Implicated nodes are the root's nodes when its signature blames nodes. When
+   the root itself excludes nodes, the nodes of any other hardware root that
+   excludes nodes are added (two broken GPUs in one failure are both
+   excluded); otherwise such faults are only noted. Victims' nodes never are.
 Advisory candidates (health warnings) become notes, never a failure.
 """
 
@@ -44,17 +45,27 @@ def candidate_nodes(analyzer: Analyzer, candidate: Candidate) -> list[str]:
     return sorted(weights, key=lambda n: (-weights[n], n))
 
 
-def _implicated(analyzer: Analyzer, root: Candidate, others: list[Candidate]) -> list[str]:
+def _hardware_coroots(others: list[Candidate]) -> list[Candidate]:
+    return [
+        o for o in others
+        if o.signature.role is Role.ROOT
+        and o.signature.category is Category.HARDWARE
+        and o.signature.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
+    ]
+
+
+def _implicated(analyzer: Analyzer, root: Candidate, others: list[Candidate]) -> tuple[list[str], list[str]]:
+    """The nodes to blame, plus notes about hardware faults that are reported but not blamed."""
     nodes = candidate_nodes(analyzer, root) if root.signature.blames_node else []
-    for other in others:
-        sig = other.signature
-        if (
-            sig.role is Role.ROOT
-            and sig.category is Category.HARDWARE
-            and sig.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
-        ):
-            nodes += [n for n in candidate_nodes(analyzer, other) if n not in nodes]
-    return nodes
+    notes = []
+    for other in _hardware_coroots(others):
+        other_nodes = [n for n in candidate_nodes(analyzer, other) if n not in nodes]
+        if root.signature.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES:
+            nodes += other_nodes  # two broken GPUs in one failure: exclude both
+        elif other_nodes:
+            # The root says "retry as is" (time limit, preemption, ...): report the fault, do not exclude.
+            notes.append(f"hardware signature {other.signature.id} also seen on {', '.join(other_nodes)}")
+    return nodes, notes
 
 
 def _confidence(analyzer: Analyzer, root: Candidate, others: list[Candidate], nodes: list[str]) -> float:
@@ -125,9 +136,9 @@ def decide(analyzer: Analyzer) -> Diagnosis:
             notes=notes,
         )
     root, others = pool[0], [c for c in roots + victims if c is not pool[0]]
-    nodes = _implicated(analyzer, root, others)
+    nodes, hardware_notes = _implicated(analyzer, root, others)
     confidence = _confidence(analyzer, root, others, nodes)
-    notes = _reading_notes(analyzer) + _advisory_notes(analyzer, advisories)
+    notes = _reading_notes(analyzer) + hardware_notes + _advisory_notes(analyzer, advisories)
     sig = root.signature
     return Diagnosis(
         failure_kind=sig.failure_kind if sig.failure_kind is not FailureKind.NONE else FailureKind.CRASH,

@@ -97,3 +97,15 @@ def test_the_diagnosis_can_be_asked_for_while_streaming():
     assert analyzer.diagnosis().signature == "nccl_remote_error"
     analyzer.feed("a.log", 2, "srun: error: Node failure on node2")
     assert analyzer.diagnosis().implicated_nodes == ["node2"]
+
+
+def test_a_hardware_fault_beside_a_retry_as_is_root_is_noted_not_excluded():
+    lines = [
+        "slurmstepd: error: *** JOB 9 ON node1 CANCELLED AT 2024-05-01T12:00:03 DUE TO PREEMPTION ***",
+        "May  1 12:00:01 node3 kernel: NVRM: Xid (PCI:0000:3b:00): 54, Auxiliary power is not connected to the GPU board",
+    ]
+    result = diagnose(lines)
+    assert result.signature == "slurm_preempted"
+    assert result.retry_advice is RetryAdvice.RETRY_SAME_NODES
+    assert result.implicated_nodes == []
+    assert "hardware signature xid_54_power_clocking also seen on node3" in result.notes
