@@ -44,6 +44,14 @@ class RecordingTransport(Transport):
         await self.inner.close()
 
 
+WRITE_COMMANDS = {"requeuehold", "hold", "update", "release", "requeue"}
+
+
+def writes(recorder: RecordingTransport) -> list[list[str]]:
+    """The state-changing commands among those recorded (scontrol writes and scancel)."""
+    return [c for c in recorder.calls if c[0] == "scancel" or (c[0] == "scontrol" and c[1] in WRITE_COMMANDS)]
+
+
 @pytest.fixture
 def recorder(slurm_cluster: SlurmCluster) -> RecordingTransport:
     return RecordingTransport(LocalTransport(slurm_cluster.slurm_conf))

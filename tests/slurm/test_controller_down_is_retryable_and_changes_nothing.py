@@ -23,8 +23,7 @@ from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import ControllerUnreachableError
 from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster
 from lazarus.slurm.transport import LocalTransport
-from tests.slurm.conftest import RecordingTransport, impatient_slurm_conf, running_two_node_job
-from tests.slurm.test_restart_moves_job_off_excluded_nodes import writes
+from tests.slurm.conftest import RecordingTransport, impatient_slurm_conf, running_two_node_job, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
 

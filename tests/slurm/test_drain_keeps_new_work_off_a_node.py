@@ -8,8 +8,7 @@ from lazarus.models.slurm import JobState, NodeAction
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import UnknownNodeError
 from tests.conftest import SlurmCluster, assert_eventually, submit_job
-from tests.slurm.conftest import RecordingTransport
-from tests.slurm.test_restart_moves_job_off_excluded_nodes import writes
+from tests.slurm.conftest import RecordingTransport, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
 
@@ -30,7 +29,7 @@ async def test_a_drained_node_receives_no_new_work_until_resumed(
         job = await local_client.job(spread)
         return job.state is JobState.RUNNING and len(job.nodes) == 3
 
-    await assert_eventually(spread_runs, timeout=30)
+    await assert_eventually(spread_runs, timeout=60)
     assert node not in (await local_client.job(spread)).nodes
     assert (await local_client.job(pinned)).state is JobState.PENDING  # only fits on the drained node
 
@@ -41,7 +40,7 @@ async def test_a_drained_node_receives_no_new_work_until_resumed(
         job = await local_client.job(pinned)
         return job.state is JobState.RUNNING and job.nodes == [node]
 
-    await assert_eventually(pinned_runs_on_node, timeout=30)
+    await assert_eventually(pinned_runs_on_node, timeout=60)
 
 
 async def test_drain_and_resume_twice_change_things_once(

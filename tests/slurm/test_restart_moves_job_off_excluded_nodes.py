@@ -8,16 +8,9 @@ from lazarus.models.slurm import JobState, RestartRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import OperationRefusedError
 from tests.conftest import SlurmCluster, assert_eventually, job_output, submit_job
-from tests.slurm.conftest import RecordingTransport, running_two_node_job
+from tests.slurm.conftest import RecordingTransport, running_two_node_job, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
-
-WRITES = {"requeuehold", "hold", "update", "release", "requeue", "scancel"}
-
-
-def writes(recorder: RecordingTransport) -> list[list[str]]:
-    return [call for call in recorder.calls if call[0] == "scancel" or (len(call) > 1 and call[1] in WRITES)]
-
 
 async def test_restart_moves_the_job_off_the_excluded_node_and_counts_one_attempt(
     slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]

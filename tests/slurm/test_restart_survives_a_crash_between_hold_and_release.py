@@ -13,8 +13,7 @@ import pytest
 from lazarus.models.slurm import JobState, RestartRequest
 from lazarus.slurm.client import SlurmClient
 from tests.conftest import SlurmCluster
-from tests.slurm.conftest import RecordingTransport, running_two_node_job
-from tests.slurm.test_restart_moves_job_off_excluded_nodes import writes
+from tests.slurm.conftest import RecordingTransport, running_two_node_job, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
 

@@ -7,8 +7,7 @@ import pytest
 from lazarus.models.slurm import RestartRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import UnknownJobError
-from tests.slurm.conftest import RecordingTransport
-from tests.slurm.test_restart_moves_job_off_excluded_nodes import writes
+from tests.slurm.conftest import RecordingTransport, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.asyncio]
 
