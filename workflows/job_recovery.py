@@ -472,7 +472,7 @@ class JobRecoveryWorkflow:
                 RestartRequest(job_id=self.s.job_id, expected_attempt=attempt.index,
                                exclude_nodes=advice.exclude_nodes, reason=advice.reason),
                 result_type=RestartResult, task_queue=self.s.scheduler_queue,
-                start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=timedelta(seconds=20),
+                start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=timedelta(seconds=10),
                 retry_policy=SLURM_WRITE_RETRY,
                 summary=f"requeue job {self.s.job_id} excluding {','.join(advice.exclude_nodes) or 'no nodes'}")
         except ActivityError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -106,8 +107,17 @@ class E2EStack:
         self.server = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         wait_port(self.port)
 
-    def start_worker(self) -> None:
+    def start_worker(self, slow_release: bool = False) -> None:
+        """Start the worker; ``slow_release`` puts a `scontrol` shim first on its PATH that waits 10 s before
+        `scontrol release`, which holds the restart between requeuehold and release long enough to kill it."""
         env = dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(self.cluster.slurm_conf))
+        if slow_release:
+            shim = self.root / "shim"
+            shim.mkdir(exist_ok=True)
+            real = shutil.which("scontrol")
+            (shim / "scontrol").write_text(f'#!/bin/sh\n[ "$1" = release ] && sleep 10\nexec {real} "$@"\n')
+            (shim / "scontrol").chmod(0o755)
+            env["PATH"] = f"{shim}:{env['PATH']}"
         log = open(self.root / "worker.log", "ab")
         self.worker = subprocess.Popen([sys.executable, "-m", "workers.main", "--role", "all"], cwd=REPO, env=env,
                                        stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
