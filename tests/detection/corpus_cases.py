@@ -11,7 +11,9 @@ Each YAML file holds one signature family::
         expect: {kind: crash, category: hardware, advice: retry_excluding_nodes,
                  nodes: [node3], signature: xid_79_fallen_off_bus}
 
-``layout: null`` runs a case without a rank layout. ``noise: false`` turns off
+``files: {name: text}`` replaces ``log`` for a failure spread over several
+files (the job's output plus each node's kernel log); the files are fed in
+the order given. ``layout: null`` runs a case without a rank layout. ``noise: false`` turns off
 the benign training output the runner puts around every log (realistic: a
 failure is always surrounded by healthy progress lines).
 """
@@ -50,8 +52,9 @@ NOISE_AFTER = ["srun: error: node1: task 0: Exited with exit code 1"]
 class Case:
     family: str
     name: str
-    log: str
     expect: dict[str, Any]
+    log: str = ""
+    files: dict[str, str] = field(default_factory=dict)
     layout: dict[str, Any] | None = field(default_factory=lambda: dict(DEFAULT_LAYOUT))
     noise: bool = True
 
@@ -59,11 +62,14 @@ class Case:
     def benign(self) -> bool:
         return self.expect.get("kind", "crash") == "none"
 
-    def lines(self) -> list[str]:
-        body = self.log.splitlines()
-        if not self.noise:
-            return body
-        return NOISE_BEFORE + body + ([] if self.benign else NOISE_AFTER)
+    def inputs(self) -> list[tuple[str, list[str]]]:
+        """(file name, lines) pairs; healthy output is wrapped around the first file."""
+        named = list(self.files.items()) or [(f"{self.family}.log", self.log)]
+        inputs = [(name, text.splitlines()) for name, text in named]
+        if self.noise:
+            first_name, first = inputs[0]
+            inputs[0] = (first_name, NOISE_BEFORE + first + ([] if self.benign else NOISE_AFTER))
+        return inputs
 
 
 def load_cases() -> list[Case]:
@@ -79,7 +85,9 @@ def run_case(case: Case) -> Diagnosis:
     layout = None
     if case.layout is not None:
         layout = RankLayout.from_slurm(case.layout["nodes"], case.layout.get("tasks_per_node"))
-    analyzer = Analyzer(layout=layout)
-    for number, line in enumerate(case.lines(), start=1):
-        analyzer.feed(f"{case.family}.log", number, line)
+    known = list(RankLayout.from_slurm(case.layout["nodes"]).nodes) if case.layout else None
+    analyzer = Analyzer(layout=layout, known_nodes=known)
+    for name, lines in case.inputs():
+        for number, line in enumerate(lines, start=1):
+            analyzer.feed(name, number, line)
     return analyzer.diagnosis()

@@ -85,7 +85,7 @@ def test_per_field_accuracy_meets_the_bar(capsys):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.family}/{c.name}" for c in CASES])
 def test_case_has_complete_labels(case):
-    assert case.log.strip(), "a case needs log text"
+    assert case.log.strip() or case.files, "a case needs log text"
     assert "kind" in case.expect
     if not case.benign:
         assert {"category", "advice", "nodes"} <= case.expect.keys()
