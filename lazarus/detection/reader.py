@@ -100,6 +100,9 @@ def check_readable(path: Path) -> None:
         raise LogReadError(f"cannot read log {path}: no such file")
     if path.is_dir():
         raise LogReadError(f"cannot read log {path}: it is a directory, not a file")
+    if not path.is_file():
+        # A FIFO or device would block or never end; logs are regular files.
+        raise LogReadError(f"cannot read log {path}: not a regular file")
     if not os.access(path, os.R_OK):
         raise LogReadError(f"cannot read log {path}: permission denied")
 

@@ -91,3 +91,10 @@ def test_a_directory_is_a_clear_error_even_for_root(tmp_path):
 def test_no_files_is_a_clear_error():
     with pytest.raises(LogReadError, match="no log files"):
         diagnose_files([])
+
+
+def test_a_fifo_is_refused_instead_of_blocking(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(LogReadError, match="not a regular file"):
+        diagnose_files([fifo])
