@@ -52,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import attributes
     from workflows.phases import check_transition
     from workflows.policy import decide, hang_diagnosis, scheduler_diagnosis
-    from workflows.timers import hang_deadline
+    from workflows.timers import hang_budget, hang_deadline
 
 SLURM_WRITE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
@@ -257,9 +257,10 @@ class JobRecoveryWorkflow:
             # telemetry restarted and has not read this attempt yet: allow it one more budget
             attempt.last_progress_at = workflow.now()
             return None
-        budget = (workflow.now() - (attempt.last_progress_at or attempt.started_at)).total_seconds()
-        attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, budget),
-                                  source="hang-watchdog", observed_at=workflow.now(), recorded_at=workflow.now())
+        silent = (workflow.now() - (attempt.last_progress_at or attempt.started_at)).total_seconds()
+        attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, silent),
+                                  source="hang-watchdog", observed_at=workflow.now(), recorded_at=workflow.now(),
+                                  hang_budget_s=hang_budget(self.s.policy, attempt).total_seconds())
         attributes.upsert_signature(attempt.anomaly.diagnosis.signature, [])
         return attempt.anomaly
 

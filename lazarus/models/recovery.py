@@ -65,6 +65,7 @@ class Anomaly(_Model):
     source: Literal["log", "scheduler", "hang-watchdog", "straggler"] = "log"
     observed_at: datetime = Field(description="when the evidence appeared (failing line seen, job end, deadline)")
     recorded_at: datetime | None = Field(None, description="when the workflow recorded it (workflow time)")
+    hang_budget_s: float | None = Field(None, description="the hang budget in force (hang anomalies)")
 
 
 class Advice(_Model):
