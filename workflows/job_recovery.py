@@ -252,6 +252,7 @@ class JobRecoveryWorkflow:
         if view.known and view.last_progress_at and (attempt.last_progress_at is None
                                                       or view.last_progress_at > attempt.last_progress_at):
             self._record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
+            attempt.checkpointing = view.checkpointing
             return None
         if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
             # telemetry restarted and has not read this attempt yet: allow it one more budget
@@ -270,6 +271,7 @@ class JobRecoveryWorkflow:
         if isinstance(event, ProgressDigest):
             attempt = self._attempt(event.attempt)
             self._record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
+            attempt.checkpointing = event.checkpointing
             return None
         if isinstance(event, AttemptEnded):
             return self._on_attempt_ended(event)

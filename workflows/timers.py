@@ -11,13 +11,17 @@ from lazarus.models.recovery import Attempt
 def hang_budget(policy: Policy, attempt: Attempt) -> timedelta:
     """How long the attempt may go without progress before it counts as hung.
 
-    Before the first progress line the start-up grace applies. Afterwards the
+    Before the first progress line the start-up grace applies; during a
+    checkpoint save (announced by the job) the maximum applies. Otherwise the
     budget is learned like NVRx does: a multiple of the slowest observed step
     interval, never below ``hang_budget_min`` nor above ``hang_budget_max``;
     until a step interval is known the configured ``hang_budget`` applies.
     """
     if attempt.last_progress_at is None:
         return max(policy.startup_grace, policy.hang_budget_min)
+    if attempt.checkpointing:
+        # a save can take far longer than a step: allow the operator's maximum
+        return max(policy.hang_budget_max, policy.hang_budget_min)
     if attempt.max_step_interval is None:
         budget = policy.hang_budget
     else:

@@ -102,6 +102,7 @@ class Attempt(_Model):
     last_progress_at: datetime | None = None
     max_step_interval: timedelta | None = Field(None, description="slowest observed step interval")
     last_checkpoint: int | None = Field(None, description="newest checkpoint step saved during this attempt")
+    checkpointing: bool = Field(False, description="inside a checkpoint save (the hang budget widens)")
     start_checkpoint: int | None = Field(None, description="newest checkpoint known when the attempt started")
     anomaly: Anomaly | None = None
     advice_generation: int | None = None
@@ -162,6 +163,7 @@ class ProgressDigest(_Model):
     last_progress_at: datetime
     checkpoint: int | None = Field(None, description="newest checkpoint step saved in this attempt")
     max_step_interval: timedelta | None = None
+    checkpointing: bool = Field(False, description="a checkpoint save has started and not finished")
 
 
 class AttemptEnded(_Model):
@@ -241,3 +243,4 @@ class ProgressView(_Model):
     last_progress_at: datetime | None = None
     checkpoint: int | None = None
     max_step_interval: timedelta | None = None
+    checkpointing: bool = False

@@ -53,6 +53,8 @@ class AttemptTelemetry:
     digest_step: int | None = None
     digest_checkpoint: int | None = None
     stragglers_reported: set[str] = field(default_factory=set)
+    checkpointing: bool = False
+    digest_checkpointing: bool = False
 
 
 @dataclass
@@ -109,6 +111,10 @@ class JobTracker:
 
     @staticmethod
     def _record_progress(cur: AttemptTelemetry, sample, now: datetime) -> None:
+        if sample.event == ProgressEvent.CHECKPOINT_START:
+            cur.checkpointing, cur.last_progress_at = True, now
+            return
+        cur.checkpointing = False
         if sample.step is not None and (cur.step is None or sample.step > cur.step):
             if cur.last_progress_at is not None:
                 interval = now - cur.last_progress_at
@@ -137,17 +143,21 @@ class JobTracker:
         if cur is None or not cur.started_reported or cur.last_progress_at is None:
             return []
         new_checkpoint = cur.checkpoint is not None and cur.checkpoint != cur.digest_checkpoint
+        phase_changed = cur.checkpointing != cur.digest_checkpointing
         stepped = cur.step != cur.digest_step
         due = cur.digest_sent_at is None or now - cur.digest_sent_at >= interval
-        if not (new_checkpoint or (stepped and due)):
+        if not (new_checkpoint or phase_changed or (stepped and due)):
             return []
         cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
+        cur.digest_checkpointing = cur.checkpointing
         return [ProgressDigest(attempt=cur.index, step=cur.step, last_progress_at=cur.last_progress_at,
-                               checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval)]
+                               checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
+                               checkpointing=cur.checkpointing)]
 
     def progress_view(self, attempt: int) -> ProgressView:
         cur = self.attempt
         if cur is None or cur.index != attempt:
             return ProgressView(known=False)
         return ProgressView(known=True, step=cur.step, last_progress_at=cur.last_progress_at,
-                            checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval)
+                            checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
+                            checkpointing=cur.checkpointing)

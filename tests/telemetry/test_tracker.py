@@ -85,3 +85,16 @@ def test_attempt_boundary_resets_detection_and_ends_the_old_attempt():
     assert events[0].state == JobState.REQUEUED and events[1].attempt == 1
     assert t.anomaly_events(T0 + timedelta(seconds=20), force=True) == []  # stale failure never re-triggers
     assert t.progress_view(0).known is False and t.progress_view(1).known is True
+
+
+def test_checkpoint_start_is_reported_at_once_so_the_hang_budget_widens():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=5 loss=2.0", T0)
+    t.digest_events(T0, timedelta(minutes=5))
+    t.feed("out", 2, "LAZARUS step=5 phase=checkpoint", T0 + timedelta(seconds=1))
+    [digest] = t.digest_events(T0 + timedelta(seconds=1), timedelta(minutes=5))
+    assert digest.checkpointing is True
+    t.feed("out", 3, "LAZARUS step=5 checkpoint=5", T0 + timedelta(seconds=30))
+    [digest] = t.digest_events(T0 + timedelta(seconds=30), timedelta(minutes=5))
+    assert digest.checkpointing is False and digest.checkpoint == 5
