@@ -78,7 +78,8 @@ class JobTracker:
             if cur is not None and cur.started_reported and not cur.ended_reported:
                 events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
             cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
-        if job.state in (JobState.RUNNING, JobState.COMPLETING) or (job.state.finished and job.start_time):
+        # COMPLETING right after a requeue belongs to the *old* attempt (Slurm already counts the restart)
+        if job.state == JobState.RUNNING or (job.state.finished and job.start_time):
             if not cur.started_reported and job.nodes:
                 cur.started_reported = True
                 self.layout_nodes = job.nodes

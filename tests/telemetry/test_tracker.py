@@ -98,3 +98,14 @@ def test_checkpoint_start_is_reported_at_once_so_the_hang_budget_widens():
     t.feed("out", 3, "LAZARUS step=5 checkpoint=5", T0 + timedelta(seconds=30))
     [digest] = t.digest_events(T0 + timedelta(seconds=30), timedelta(minutes=5))
     assert digest.checkpointing is False and digest.checkpoint == 5
+
+
+def test_completing_after_a_requeue_is_not_the_start_of_the_new_attempt():
+    """After requeuehold Slurm shows COMPLETING with the restart count already raised, on the old nodes."""
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    events = t.observe(snap(JobState.COMPLETING, restarts=1), T0 + timedelta(seconds=1))
+    assert types(events) == ["AttemptEnded"]
+    assert t.observe(JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1), T0 + timedelta(seconds=2)) == []
+    [start] = t.observe(snap(restarts=1, nodes=("node3", "node4")), T0 + timedelta(seconds=7))
+    assert start.attempt == 1 and start.nodes == ["node3", "node4"]
