@@ -39,6 +39,7 @@ class Candidate:
     first_order: int = 0
     evidence: list[Evidence] = field(default_factory=list)
     locations: Counter[tuple[str, tuple[LocationKey, ...]]] = field(default_factory=Counter)
+    timed_files: set[str] = field(default_factory=set)
 
 
 _PREFILTERS: dict[int, tuple[Catalogue, Prefilter]] = {}
@@ -98,11 +99,15 @@ class Analyzer:
         if candidate is None:
             candidate = self.candidates[signature.id] = Candidate(signature, first_order=self._order)
         candidate.count += 1
-        stamp, year = parse_timestamp(text, self.context.year)
-        if year is not None:
-            self.context.year = year
-        if stamp is not None and (candidate.first_time is None or stamp < candidate.first_time):
-            candidate.first_time = stamp
+        if file not in candidate.timed_files and len(candidate.timed_files) < MAX_LOCATIONS:
+            # A file is written in time order, so a signature's first line in each file is its earliest
+            # there: parsing the time of later lines cannot change the answer, and costs ~10 us a line.
+            candidate.timed_files.add(file)
+            stamp, year = parse_timestamp(text, self.context.year)
+            if year is not None:
+                self.context.year = year
+            if stamp is not None and (candidate.first_time is None or stamp < candidate.first_time):
+                candidate.first_time = stamp
         if len(candidate.evidence) < MAX_EVIDENCE_PER_CANDIDATE:
             short = shorten(text, EVIDENCE_TEXT_CHARS - 40) if len(text) > EVIDENCE_TEXT_CHARS else text
             candidate.evidence.append(Evidence(file=file, line_no=max(line_no, 0), text=short, rule=signature.id))

@@ -46,7 +46,7 @@ def parse_timestamp(line: str, default_year: int) -> tuple[float | None, int | N
     Formats without a year (syslog, glog) take ``default_year``: the year of the
     last full timestamp seen, so that mixed sources still compare.
     """
-    head = line[:240]
+    head = line[:120]  # timestamps sit at the start (or, for Slurm's "CANCELLED AT", close to it)
     found = ISO_TS.search(head)
     if found:
         y, mo, d, hh, mm, ss = (int(g) for g in found.groups()[:6])
@@ -75,16 +75,20 @@ def _rank_keys(line: str, match: re.Match[str]) -> list[LocationKey]:
         keys.append(("rank", int(rank)))
     if label := SRUN_LABEL.match(line):
         keys.append(("rank", int(label.group(1))))
-    if tag := RANK_TAG.search(line):
+    if "ank" in line and (tag := RANK_TAG.search(line)):
         keys.append(("rank", int(tag.group(1))))
     return keys
 
 
 def _host_keys(line: str, match: re.Match[str]) -> list[LocationKey]:
     keys: list[LocationKey] = []
-    for regex in (NCCL_HOST, SYSLOG_HOST, SRUN_NODE):
-        if found := regex.search(line):
-            keys.append(("node", found.group(1)))
+    # Literal guards keep the regexes off lines that cannot match (this runs for every matched line).
+    if " NCCL " in line and (found := NCCL_HOST.search(line)):
+        keys.append(("node", found.group(1)))
+    if (found := SYSLOG_HOST.match(line)) is not None:
+        keys.append(("node", found.group(1)))
+    if "srun: error: " in line and (found := SRUN_NODE.search(line)):
+        keys.append(("node", found.group(1)))
     return keys
 
 

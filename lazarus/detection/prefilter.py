@@ -70,17 +70,20 @@ class Prefilter:
 
 
 class KeywordFinder:
-    """All keywords occurring in a line, found in one regex pass (overlapping occurrences included)."""
+    """All keywords occurring in a line (overlapping occurrences included), found at C speed."""
 
     def __init__(self, words: Iterable[str]) -> None:
         unique = sorted({w for w in words if w})
-        # A zero-width lookahead tries every position; at each one the trie yields the longest keyword
-        # starting there, and every keyword that is a prefix of it occurs there too.
-        self._regex = re.compile("(?=(" + trie_pattern(unique, longest=True) + "))")
+        # At each position the trie yields the longest keyword starting there; every keyword that is a
+        # prefix of it occurs there too. Restarting one character after each hit's start (not after its
+        # end) visits every position where a keyword starts.
+        self._regex = re.compile(trie_pattern(unique, longest=True))
         self._prefixes = {w: tuple(p for p in unique if w.startswith(p)) for w in unique}
 
     def find(self, line: str) -> set[str]:
         found: set[str] = set()
-        for match in self._regex.finditer(line):
-            found.update(self._prefixes[match.group(1)])
+        search, prefixes, position = self._regex.search, self._prefixes, 0
+        while (match := search(line, position)) is not None:
+            found.update(prefixes[match.group()])
+            position = match.start() + 1
         return found
