@@ -88,3 +88,9 @@ def test_a_rank_that_cannot_be_mapped_is_reported_in_the_notes():
     result = nodes_of([f"9: {ILLEGAL}"])
     assert result.implicated_nodes == []
     assert any("rank(s) 9 could not be mapped" in note for note in result.notes)
+
+
+def test_a_known_node_is_matched_as_a_whole_name_only():
+    line = "ERROR: Unable to determine the device handle for GPU0000:3B:00.0 on node10: Unknown Error"
+    assert nodes_of([line], known=["node1", "node10"]).implicated_nodes == ["node10"]
+    assert nodes_of([line], known=["node1"]).implicated_nodes == []

@@ -28,3 +28,15 @@ def test_regex_metacharacters_are_literal():
 def test_an_empty_keyword_set_is_refused():
     with pytest.raises(ValueError):
         trie_pattern([])
+
+
+def test_keyword_finder_reports_every_keyword_including_overlapping_ones():
+    from lazarus.detection.prefilter import KeywordFinder
+
+    rng = random.Random(11)
+    words = ["NCCL", "NCCL error", "error", "CUDA error", "Error", "RemoteError", "or"]
+    finder = KeywordFinder(words)
+    alphabet = "NCLUDA erorRemtE"
+    for _ in range(3000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert finder.find(line) == {w for w in words if w in line}, line
