@@ -328,7 +328,7 @@ class JobRecoveryWorkflow:
             self._set_state(RecoveryState.STOPPED, self.s.stop_reason)
             return None
         if event.state in (JobState.REQUEUED, JobState.PENDING):
-            attempt.outcome = "requeued by Slurm"
+            attempt.outcome = attempt.outcome or "requeued by Slurm"
             return None
         if attempt.advice_generation is not None:
             advice = self.s.advice_history[attempt.advice_generation - 1]
