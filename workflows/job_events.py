@@ -88,6 +88,7 @@ class EventHandling:
                                                       or view.last_progress_at > attempt.last_progress_at):
             self._record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
             attempt.checkpointing = view.checkpointing
+            attempt.hang_budget = view.hang_budget or attempt.hang_budget
             return None
         if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
             # telemetry restarted and has not read this attempt yet: allow it one more budget
@@ -107,6 +108,7 @@ class EventHandling:
             attempt = self._attempt(event.attempt)
             self._record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
             attempt.checkpointing = event.checkpointing
+            attempt.hang_budget = event.hang_budget or attempt.hang_budget
             return None
         if isinstance(event, AttemptEnded):
             return self._on_attempt_ended(event)

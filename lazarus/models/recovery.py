@@ -103,6 +103,7 @@ class Attempt(_Model):
     max_step_interval: timedelta | None = Field(None, description="slowest observed step interval")
     last_checkpoint: int | None = Field(None, description="newest checkpoint step saved during this attempt")
     checkpointing: bool = Field(False, description="inside a checkpoint save (the hang budget widens)")
+    hang_budget: timedelta | None = Field(None, description="hang budget learned by telemetry (current phase)")
     start_checkpoint: int | None = Field(None, description="newest checkpoint known when the attempt started")
     anomaly: Anomaly | None = None
     advice_generation: int | None = None
@@ -164,6 +165,7 @@ class ProgressDigest(_Model):
     checkpoint: int | None = Field(None, description="newest checkpoint step saved in this attempt")
     max_step_interval: timedelta | None = None
     checkpointing: bool = Field(False, description="a checkpoint save has started and not finished")
+    hang_budget: timedelta | None = Field(None, description="budget learned by telemetry for the current phase")
 
 
 class AttemptEnded(_Model):
@@ -244,3 +246,4 @@ class ProgressView(_Model):
     checkpoint: int | None = None
     max_step_interval: timedelta | None = None
     checkpointing: bool = False
+    hang_budget: timedelta | None = None

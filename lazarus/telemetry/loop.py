@@ -136,6 +136,7 @@ class TelemetryLoop:
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies)
             inp.policy_name, inp.policy, inp.job_mode = opt_in.policy_name, opt_in.policy, opt_in.policy.mode
+            tracker.policy = opt_in.policy
         except JobCommentError as exc:
             logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")
             inp.opt_in_error = str(exc)

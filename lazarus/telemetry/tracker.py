@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from lazarus.detection.engine import Analyzer
+from lazarus.detection.hang import HangBudget, HangPhase
 from lazarus.detection.layout import RankLayout
 from lazarus.detection.progress import ProgressEvent, parse_progress
 from lazarus.models.diagnosis import FailureKind
+from lazarus.models.policy import Policy
 from lazarus.models.recovery import (
     Anomaly,
     AnomalyDetected,
@@ -31,6 +33,11 @@ from lazarus.models.slurm import JobSnapshot, JobState
 SETTLE = timedelta(seconds=1)
 
 
+def _moved(budget: timedelta, sent: timedelta | None) -> bool:
+    """The learned budget shrank or grew by more than a fifth since the workflow last heard it."""
+    return sent is None or abs(budget - sent) > sent / 5
+
+
 def analyzer_for(nodes: list[str], tasks_per_node: int | None) -> Analyzer:
     """A fresh analyzer that can name nodes from rank prefixes of this attempt's layout."""
     layout = RankLayout(nodes=list(nodes), tasks_per_node=tasks_per_node if nodes else None)
@@ -41,6 +48,7 @@ def analyzer_for(nodes: list[str], tasks_per_node: int | None) -> Analyzer:
 class AttemptTelemetry:
     index: int
     analyzer: Analyzer
+    hang: HangBudget
     started_reported: bool = False
     ended_reported: bool = False
     anomaly_reported: bool = False
@@ -55,6 +63,7 @@ class AttemptTelemetry:
     stragglers_reported: set[str] = field(default_factory=set)
     checkpointing: bool = False
     digest_checkpointing: bool = False
+    digest_budget: timedelta | None = None
 
 
 @dataclass
@@ -62,13 +71,15 @@ class JobTracker:
     job_id: int
     layout_nodes: list[str]
     tasks_per_node: int | None = None
+    policy: Policy = field(default_factory=Policy)
     closed: bool = False
     log_paths: list[str] = field(default_factory=list)
     attempt: AttemptTelemetry | None = None
 
-    def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
+    def _new_attempt(self, index: int, nodes: list[str], now: datetime) -> AttemptTelemetry:
         self.layout_nodes = nodes or self.layout_nodes
-        return AttemptTelemetry(index=index, analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node))
+        return AttemptTelemetry(index=index, analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node),
+                                hang=HangBudget.for_attempt(self.policy, index, now))
 
     def observe(self, job: JobSnapshot, now: datetime) -> list:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
@@ -77,13 +88,14 @@ class JobTracker:
         if cur is None or job.restarts > cur.index:
             if cur is not None and cur.started_reported and not cur.ended_reported:
                 events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
-            cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
+            cur = self.attempt = self._new_attempt(job.restarts, job.nodes, now)
         # COMPLETING right after a requeue belongs to the *old* attempt (Slurm already counts the restart)
         if job.state == JobState.RUNNING or (job.state.finished and job.start_time):
             if not cur.started_reported and job.nodes:
                 cur.started_reported = True
                 self.layout_nodes = job.nodes
                 cur.analyzer = analyzer_for(job.nodes, self.tasks_per_node)
+                cur.hang = HangBudget.for_attempt(self.policy, cur.index, now)
                 events.append(AttemptStarted(attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes,
                                              at=job.start_time or now))
         return events
@@ -112,18 +124,16 @@ class JobTracker:
 
     @staticmethod
     def _record_progress(cur: AttemptTelemetry, sample, now: datetime) -> None:
+        cur.hang.observe(sample, now)
+        cur.checkpointing = cur.hang.phase is HangPhase.CHECKPOINT
+        cur.max_step_interval = cur.hang.slowest_step_interval
+        cur.last_progress_at = cur.hang.last_progress_at
         if sample.event == ProgressEvent.CHECKPOINT_START:
-            cur.checkpointing, cur.last_progress_at = True, now
             return
-        cur.checkpointing = False
         if sample.step is not None and (cur.step is None or sample.step > cur.step):
-            if cur.last_progress_at is not None:
-                interval = now - cur.last_progress_at
-                cur.max_step_interval = max(interval, cur.max_step_interval or interval)
-            cur.step, cur.last_progress_at = sample.step, now
-        if sample.checkpoint_step is not None and sample.event != ProgressEvent.CHECKPOINT_START:
+            cur.step = sample.step
+        if sample.checkpoint_step is not None:
             cur.checkpoint = max(sample.checkpoint_step, cur.checkpoint or sample.checkpoint_step)
-            cur.last_progress_at = now
 
     def anomaly_events(self, now: datetime, force: bool = False) -> list:
         cur = self.attempt
@@ -144,16 +154,17 @@ class JobTracker:
         if cur is None or not cur.started_reported or cur.last_progress_at is None:
             return []
         new_checkpoint = cur.checkpoint is not None and cur.checkpoint != cur.digest_checkpoint
-        phase_changed = cur.checkpointing != cur.digest_checkpointing
+        budget = cur.hang.budget()
+        phase_changed = cur.checkpointing != cur.digest_checkpointing or _moved(budget, cur.digest_budget)
         stepped = cur.step != cur.digest_step
         due = cur.digest_sent_at is None or now - cur.digest_sent_at >= interval
         if not (new_checkpoint or phase_changed or (stepped and due)):
             return []
         cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
-        cur.digest_checkpointing = cur.checkpointing
+        cur.digest_checkpointing, cur.digest_budget = cur.checkpointing, budget
         return [ProgressDigest(attempt=cur.index, step=cur.step, last_progress_at=cur.last_progress_at,
                                checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
-                               checkpointing=cur.checkpointing)]
+                               checkpointing=cur.checkpointing, hang_budget=budget)]
 
     def progress_view(self, attempt: int) -> ProgressView:
         cur = self.attempt
@@ -161,4 +172,4 @@ class JobTracker:
             return ProgressView(known=False)
         return ProgressView(known=True, step=cur.step, last_progress_at=cur.last_progress_at,
                             checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
-                            checkpointing=cur.checkpointing)
+                            checkpointing=cur.checkpointing, hang_budget=cur.hang.budget())

@@ -62,17 +62,21 @@ def test_benign_noise_reports_nothing():
     assert t.anomaly_events(T0 + timedelta(seconds=5), force=True) == []
 
 
-def test_progress_digests_are_coarse_but_checkpoints_are_immediate():
+def test_progress_digests_are_coarse_but_checkpoints_and_budget_changes_are_immediate():
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)
+    interval = timedelta(seconds=10)
     t.feed("out", 1, "LAZARUS step=1 loss=2.0", T0)
-    assert types(t.digest_events(T0, timedelta(seconds=10))) == ["ProgressDigest"]
+    assert types(t.digest_events(T0, interval)) == ["ProgressDigest"]
     t.feed("out", 2, "LAZARUS step=2 loss=1.9", T0 + timedelta(seconds=1))
-    assert t.digest_events(T0 + timedelta(seconds=1), timedelta(seconds=10)) == []
-    t.feed("out", 3, "LAZARUS step=3 loss=1.8 checkpoint=3", T0 + timedelta(seconds=2))
-    [digest] = t.digest_events(T0 + timedelta(seconds=2), timedelta(seconds=10))
-    assert (digest.step, digest.checkpoint) == (3, 3)
-    assert digest.max_step_interval == timedelta(seconds=1)
+    [learned] = t.digest_events(T0 + timedelta(seconds=1), interval)  # the budget was learned: tell at once
+    assert learned.max_step_interval == timedelta(seconds=1)
+    assert learned.hang_budget == max(timedelta(seconds=8), t.policy.hang_budget_min)
+    t.feed("out", 3, "LAZARUS step=3 loss=1.8", T0 + timedelta(seconds=2))
+    assert t.digest_events(T0 + timedelta(seconds=2), interval) == []  # nothing new worth a signal
+    t.feed("out", 4, "LAZARUS step=4 loss=1.7 checkpoint=4", T0 + timedelta(seconds=3))
+    [digest] = t.digest_events(T0 + timedelta(seconds=3), interval)
+    assert (digest.step, digest.checkpoint) == (4, 4)
 
 
 def test_attempt_boundary_resets_detection_and_ends_the_old_attempt():
