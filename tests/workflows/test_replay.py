@@ -15,13 +15,11 @@ from workflows.node_ledger import NodeLedgerWorkflow
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
 def test_histories_are_present():
     assert len(HISTORIES) >= 4
 
 
+@pytest.mark.asyncio(loop_scope="session")
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_stored_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())
