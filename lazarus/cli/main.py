@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -69,5 +70,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """Console-script entry: run, flush, and leave without interpreter finalization.
+
+    The Temporal SDK's native core keeps runtime threads; tearing the interpreter
+    down around them occasionally crashes at exit (SIGSEGV / "PyGILState_Release"
+    after the command already succeeded). Everything the command does is awaited
+    and flushed before this point, so skipping finalization loses nothing.
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -1,0 +1,101 @@
+"""The `lazarus` CLI against the real stack: submit, watch, jobs, show, advice, mode, nodes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lazarus.models.recovery import RecoveryState
+from tests.e2e.helpers import restarts, restore_nodes, wait_state
+from tests.e2e.stack import JOB_PREFIX, POLICY, REPO, E2EStack, submit_training, training_script
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
+
+
+def lazarus(e2e: E2EStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
+    proc = subprocess.run([sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=60)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"lazarus {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+async def test_submit_adds_the_opt_in_and_show_prints_the_timeline(e2e, job_dir):
+    script = job_dir / "train.sh"
+    script.write_text(training_script(e2e.cluster, job_dir / "ckpt", steps=8, ckpt_every=4))
+    out = lazarus(e2e, "submit", "--policy", POLICY, "--", f"--job-name={JOB_PREFIX}cli", "-N2",
+                  "--ntasks-per-node=1", "--time=3", f"--output={job_dir}/%j.out", str(script)).stdout
+    job = int(out.split()[3])
+    status = await wait_state(e2e, job, RecoveryState.COMPLETED, timeout=60)
+    assert status.policy_name == POLICY
+    shown = lazarus(e2e, "show", str(job)).stdout
+    assert f"job {job} on lztest: completed" in shown and "attempt 0: nodes" in shown
+    assert json.loads(lazarus(e2e, "show", str(job), "--json").stdout)["state"] == "completed"
+
+    async def listed():
+        rows = json.loads(lazarus(e2e, "jobs", "--json").stdout)
+        return [r for r in rows if r["job_id"] == job]
+
+    for _ in range(40):  # visibility is eventually consistent
+        rows = await listed()
+        if rows and rows[0]["state"] == "completed":
+            break
+        await asyncio.sleep(0.25)
+    assert rows[0]["state"] == "completed" and rows[0]["user"] == "root"
+
+
+async def test_watch_attaches_to_a_job_that_did_not_opt_in(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, comment="", steps=40, step_time=0.25)
+    lazarus(e2e, "watch", str(job), "--policy", POLICY)
+    status = await wait_state(e2e, job, RecoveryState.WATCHING, RecoveryState.COMPLETED, timeout=30)
+    assert status.job_id == job
+    e2e.cluster.run("scancel", str(job))
+    await wait_state(e2e, job, RecoveryState.STOPPED, timeout=30)
+
+
+async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}},
+                          steps=20, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0")
+    await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
+    listing = json.loads(lazarus(e2e, "advice", "list", "--json").stdout)
+    [mine] = [row for row in listing if row["job_id"] == job]
+    refused = lazarus(e2e, "advice", "approve", str(job), "--generation", "5", check=False)
+    assert refused.returncode == 2 and "stale advice generation 5" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    out = lazarus(e2e, "advice", "approve", str(job), "--comment", "looks right").stdout
+    assert f"advice {mine['advice']['generation']} approved" in out
+    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
+                             timeout=120)
+    assert final.state == RecoveryState.COMPLETED and restarts(e2e.cluster, job) == 1
+    nodes = json.loads(lazarus(e2e, "nodes", "--json").stdout)
+    bad = final.attempts[0].anomaly.diagnosis.implicated_nodes[0]
+    assert any(r["node"] == bad and any(i["job_id"] == job for i in r["implications"]) for r in nodes["nodes"])
+    out = lazarus(e2e, "nodes", "resume", bad).stdout
+    assert f"{bad} returned to service" in out
+    restore_nodes(e2e.cluster)
+
+
+async def test_kill_switch_returns_running_jobs_to_monitor(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, steps=60, step_time=0.25)
+    await wait_state(e2e, job, RecoveryState.WATCHING, timeout=30)
+    lazarus(e2e, "mode", "monitor")
+    status = await e2e.status(job)
+    for _ in range(20):
+        if status.mode.value == "monitor":
+            break
+        await asyncio.sleep(0.25)
+        status = await e2e.status(job)
+    assert status.mode.value == "monitor"
+    lazarus(e2e, "mode", "act")  # back to the session's default for later tests
+    e2e.cluster.run("scancel", str(job))
+
+
+async def test_unknown_job_is_one_clear_line(e2e):
+    proc = lazarus(e2e, "show", "999999", check=False)
+    assert proc.returncode == 2 and "not watched by Lazarus" in proc.stderr and "Traceback" not in proc.stderr
