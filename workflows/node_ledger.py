@@ -5,7 +5,8 @@ The ledger keeps the history, drains a node once however many jobs blame it,
 drains "lemon" nodes that several different jobs implicated within a window,
 and never drains more than a configured share of the cluster. Operators list
 it (`lazarus nodes`) and return nodes to service (`lazarus nodes resume`),
-which records who did it.
+which records who did it. It also holds the cluster-wide mode an operator set
+with `lazarus mode` (the kill switch), which new jobs start in.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from lazarus.models.ledger import Implication, LedgerInput, LedgerView, NodeRecord, ResumeRequest
+    from lazarus.models.ledger import (
+        Implication,
+        LedgerInput,
+        LedgerView,
+        NodeRecord,
+        ResumeRequest,
+    )
+    from lazarus.models.recovery import ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
     from workflows.ledger_rules import drain_allowed, lemon_reason, prune
 
@@ -56,10 +64,17 @@ class NodeLedgerWorkflow:
         if not request.node or any(c in request.node for c in " ;|&$`'\"\\\n"):
             raise ValueError(f"invalid node name {request.node!r}")
 
+    @workflow.signal
+    def set_cluster_mode(self, change: ModeChange) -> None:
+        """The cluster-wide mode (kill switch) for jobs discovered from now on."""
+        self.s.mode_override = change.mode.value if change.mode else None
+        self.s.mode_set_by = change.operator
+
     @workflow.query
     def view(self) -> LedgerView:
         return LedgerView(cluster=self.s.cluster, policy=self.s.policy,
-                          nodes=sorted(self.s.nodes.values(), key=lambda r: r.node))
+                          nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
+                          mode_override=self.s.mode_override, mode_set_by=self.s.mode_set_by)
 
     def _record(self, node: str) -> NodeRecord:
         return self.s.nodes.setdefault(node, NodeRecord(node=node))

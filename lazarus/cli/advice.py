@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 
 from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
-from lazarus.cli.common import operator_name, print_json, run_async, settings_from, ui_link
+from lazarus.cli.common import (
+    operator_name,
+    print_json,
+    run_async,
+    settings_from,
+    ui_link,
+)
 from lazarus.cli.jobs import fetch_status
 from lazarus.errors import LazarusError
 from lazarus.models.policy import Mode
@@ -14,6 +21,7 @@ from lazarus.models.recovery import Approval, ModeChange, Rejection
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
 
 
 class AdviceRefused(LazarusError):
@@ -92,11 +100,17 @@ async def _mode(args: argparse.Namespace) -> int:
             JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name()))
         print(f"job {job_id}: mode {mode.value}")
         return 0
+    change = ModeChange(mode=mode, scope="cluster", operator=operator_name())
+    try:  # new jobs: the ledger remembers the cluster-wide mode
+        await client.get_workflow_handle(ledger_id(settings.cluster)).signal(NodeLedgerWorkflow.set_cluster_mode,
+                                                                             change)
+        remembered = "new jobs will start in it too"
+    except RPCError:
+        remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0
-    async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running"'):
-        await client.get_workflow_handle(wf.id).signal(
-            JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="cluster", operator=operator_name()))
+    async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" '
+                                          f'AND WorkflowType="JobRecoveryWorkflow"'):
+        await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
         count += 1
-    print(f"mode {mode.value} set on {count} running job workflow(s); new jobs start in the configured "
-          f"cluster mode ({settings.mode.value})")
+    print(f"mode {mode.value} set on {count} running job workflow(s); {remembered}")
     return 0

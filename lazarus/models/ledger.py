@@ -49,6 +49,11 @@ class LedgerInput(_Model):
     policy: LedgerPolicy = LedgerPolicy()
     scheduler_queue: str = "lazarus-scheduler"
     nodes: dict[str, NodeRecord] = Field(default_factory=dict)
+    mode_override: str | None = Field(
+        None, description="cluster-wide mode set by an operator (`lazarus mode`); wins over the configured mode "
+        "for new jobs, so the kill switch also holds for jobs submitted after it"
+    )
+    mode_set_by: str | None = None
 
 
 class ResumeRequest(_Model):
@@ -61,3 +66,5 @@ class LedgerView(_Model):
     cluster: str
     policy: LedgerPolicy
     nodes: list[NodeRecord]
+    mode_override: str | None = None
+    mode_set_by: str | None = None

@@ -21,13 +21,20 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
 from lazarus.config import Settings
 from lazarus.detection.tail import TailState, read_new_lines
 from lazarus.errors import JobCommentError, LazarusError
-from lazarus.models.ledger import LedgerInput
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.recovery import Anomaly, AnomalyDetected, JobEventEnvelope, JobRecoveryInput
+from lazarus.models.ledger import LedgerInput
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import (
+    Anomaly,
+    AnomalyDetected,
+    JobEventEnvelope,
+    JobRecoveryInput,
+)
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
@@ -108,6 +115,15 @@ class TelemetryLoop:
             self._ledger_started = True
         return wid
 
+    async def _cluster_mode(self, ledger: str) -> Mode:
+        """The operator's cluster-wide mode from the ledger (kill switch), else the configured one."""
+        try:
+            view = await self.client.get_workflow_handle(ledger).query(NodeLedgerWorkflow.view)
+        except RPCError as exc:
+            logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
+            return self.settings.mode
+        return Mode(view.mode_override) if view.mode_override else self.settings.mode
+
     async def cycle(self) -> None:
         ledger = await self.ensure_ledger()
         jobs = await self.slurm.jobs()
@@ -133,6 +149,7 @@ class TelemetryLoop:
             job_name=job.name, cluster_mode=self.settings.mode, scheduler_queue=self.settings.task_queues.scheduler,
             telemetry_queue=self.settings.task_queues.telemetry, ledger_workflow_id=ledger,
         )
+        inp.cluster_mode = await self._cluster_mode(ledger)
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies)
             inp.policy_name, inp.policy, inp.job_mode = opt_in.policy_name, opt_in.policy, opt_in.policy.mode

@@ -81,19 +81,25 @@ async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
     restore_nodes(e2e.cluster)
 
 
-async def test_kill_switch_returns_running_jobs_to_monitor(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, steps=60, step_time=0.25)
-    await wait_state(e2e, job, RecoveryState.WATCHING, timeout=30)
-    lazarus(e2e, "mode", "monitor")
-    status = await e2e.status(job)
+async def test_kill_switch_returns_running_and_new_jobs_to_monitor(e2e, job_dir):
+    running = submit_training(e2e.cluster, job_dir, steps=60, step_time=0.25)
+    await wait_state(e2e, running, RecoveryState.WATCHING, timeout=30)
+    out = lazarus(e2e, "mode", "monitor").stdout
+    assert "new jobs will start in it too" in out
     for _ in range(20):
-        if status.mode.value == "monitor":
+        if (await e2e.status(running)).mode.value == "monitor":
             break
         await asyncio.sleep(0.25)
-        status = await e2e.status(job)
-    assert status.mode.value == "monitor"
-    lazarus(e2e, "mode", "act")  # back to the session's default for later tests
-    e2e.cluster.run("scancel", str(job))
+    assert (await e2e.status(running)).mode.value == "monitor"
+    e2e.cluster.run("scancel", str(running))
+    crashing = submit_training(e2e.cluster, job_dir, steps=20, ckpt_every=5, fault="xid79", fault_rank=1,
+                               fault_step=8, fault_attempts="0")
+    status = await wait_state(e2e, crashing, RecoveryState.AWAITING_APPROVAL, timeout=60)
+    assert status.mode.value == "monitor" and restarts(e2e.cluster, crashing) == 0
+    lazarus(e2e, "mode", "act")  # lifting the switch executes the pending advice (and restores the default)
+    final = await wait_state(e2e, crashing, RecoveryState.COMPLETED, RecoveryState.FAILED, timeout=120)
+    assert final.state == RecoveryState.COMPLETED and restarts(e2e.cluster, crashing) == 1
+    restore_nodes(e2e.cluster)
 
 
 async def test_unknown_job_is_one_clear_line(e2e):
