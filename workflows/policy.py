@@ -102,6 +102,9 @@ def scheduler_diagnosis(ended: AttemptEnded) -> Diagnosis | None:
     if verdict is None:
         return None
     category, advice, signature = verdict
+    if ended.state == JobState.FAILED and ended.failed_nodes:
+        # a plain failure while one of the job's nodes is down or drained (e.g. "Kill task failed")
+        category, advice, signature = Category.INFRASTRUCTURE, RetryAdvice.RETRY_EXCLUDING_NODES, "slurm_node_unhealthy"
     nodes = list(ended.failed_nodes) if advice == RetryAdvice.RETRY_EXCLUDING_NODES else []
     if advice == RetryAdvice.RETRY_EXCLUDING_NODES and not nodes:
         advice = RetryAdvice.RETRY_SAME_NODES

@@ -183,7 +183,7 @@ class TelemetryLoop:
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, self._digest_interval())
         if job.state.finished or job.state == JobState.REQUEUE_HOLD:
-            failed = await self._failed_nodes(job) if job.state == JobState.NODE_FAIL else []
+            failed = await self._failed_nodes(job) if job.state.failed and not tracker.attempt.ended_reported else []
             events += tracker.finish(job, now, failed)
         if events:
             await self._signal(job.job_id, [await self._enrich(e, tracker) for e in events])
@@ -244,11 +244,14 @@ class TelemetryLoop:
                 tracker.feed(path, line_no, text, now)
 
     async def _failed_nodes(self, job: JobSnapshot) -> list[str]:
+        """The job's nodes that the scheduler itself shows unhealthy (attribution from scheduler state)."""
         try:
             nodes = await self.slurm.nodes()
         except LazarusError:
             return []
-        return [n.name for n in nodes if n.name in job.nodes and (n.down or "NOT_RESPONDING" in n.state.upper())]
+        # DOWN / not responding, or drained with a reason (Slurm drains on "Kill task failed", health checks)
+        return [n.name for n in nodes if n.name in job.nodes
+                and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))]
 
     async def _signal(self, job_id: int, events: list) -> None:
         handle = self.client.get_workflow_handle(workflow_id(self.settings.cluster, job_id))

@@ -83,6 +83,8 @@ def test_scheduler_fallback_maps_end_states():
     assert diag(JobState.OUT_OF_MEMORY).retry_advice == RetryAdvice.STOP
     assert diag(JobState.TIMEOUT).retry_advice == RetryAdvice.RETRY_SAME_NODES
     assert diag(JobState.COMPLETED) is None and diag(JobState.CANCELLED) is None
+    unhealthy = diag(JobState.FAILED, ["node4"])
+    assert (unhealthy.category, unhealthy.implicated_nodes) == (Category.INFRASTRUCTURE, ["node4"])
 
 
 def test_hang_budget_is_learned_from_steps_and_widens_during_checkpoints():
