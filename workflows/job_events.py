@@ -7,7 +7,7 @@ state ``self.s`` and helpers); kept apart so each file reads as one concern.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 
@@ -44,19 +44,24 @@ class EventHandling:
         """Wait for events or a watchdog; return an anomaly that needs a decision, if any.
 
         While watching, the hang watchdog runs; while verifying a requeue, the
-        attempt-start watchdog does. Both are durable timers.
+        attempt-start watchdog does. Both are durable timers. A timer is not
+        cancelled and restarted for every progress digest (that would cost two
+        history events per digest): it keeps running while the wanted deadline
+        is later than its own, and when it fires early the deadline is simply
+        re-evaluated and a new timer set. A timer is replaced only when the
+        deadline moves earlier.
         """
         attempt = self.current_attempt
-        deadline, summary = None, None
-        if attempt and self.s.state == RecoveryState.WATCHING:
-            deadline, summary = hang_deadline(self.s.policy, attempt), f"hang watchdog (attempt {attempt.index})"
-        elif attempt and self.s.state == RecoveryState.VERIFYING and self.s.verify_deadline:
-            deadline, summary = self.s.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
+        deadline, summary = self._wanted_deadline(attempt)
         self._hang_deadline = deadline if self.s.state == RecoveryState.WATCHING else None
-        timeout = max(deadline - workflow.now(), timedelta(seconds=1)) if deadline else None
-        try:
-            await workflow.wait_condition(lambda: bool(self._events), timeout=timeout, timeout_summary=summary)
-        except asyncio.TimeoutError:
+        self._arm(deadline, summary)
+        timer = self._timer
+        await workflow.wait_condition(lambda: bool(self._events) or (timer is not None and timer.done()))
+        if timer is not None and timer.done() and not self._events:
+            self._timer, fired_for = None, self._timer_deadline
+            deadline, _ = self._wanted_deadline(attempt)
+            if deadline is None or deadline > workflow.now() or fired_for is None:
+                return None  # progress moved the deadline on: the loop arms a new timer
             if self.s.state == RecoveryState.VERIFYING:
                 await self._on_attempt_start_deadline(attempt)
                 return None
@@ -66,6 +71,26 @@ class EventHandling:
             if incident is not None:
                 return incident
         return None
+
+    def _wanted_deadline(self, attempt: Attempt | None) -> tuple[datetime | None, str | None]:
+        if attempt and self.s.state == RecoveryState.WATCHING:
+            return hang_deadline(self.s.policy, attempt), f"hang watchdog (attempt {attempt.index})"
+        if attempt and self.s.state == RecoveryState.VERIFYING and self.s.verify_deadline:
+            return self.s.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
+        return None, None
+
+    def _arm(self, deadline: datetime | None, summary: str | None) -> None:
+        """Keep, replace or cancel the single watchdog timer so that it fires no later than ``deadline``."""
+        if self._timer is not None and not self._timer.done():
+            if deadline is not None and self._timer_deadline is not None and self._timer_deadline <= deadline:
+                return  # fires first; the deadline is re-checked then
+            self._timer.cancel()
+        self._timer, self._timer_deadline = None, None
+        if deadline is None:
+            return
+        delay = max(deadline - workflow.now(), timedelta(seconds=1))
+        self._timer = asyncio.ensure_future(workflow.sleep(delay, summary=summary))
+        self._timer_deadline = workflow.now() + delay
 
     async def _on_attempt_start_deadline(self, attempt: Attempt) -> None:
         """The requeued attempt did not start in time: report it, make sure it is not held, keep waiting."""

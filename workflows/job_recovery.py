@@ -15,6 +15,7 @@ watchdog is a durable timer, so worker or server crashes lose nothing.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 
 from temporalio import workflow
@@ -54,6 +55,8 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
         self._events: list = []
         self._answer: Approval | Rejection | None = None
         self._hang_deadline: datetime | None = None
+        self._timer: asyncio.Future | None = None  # the one watchdog timer (hang or attempt start)
+        self._timer_deadline: datetime | None = None
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -167,9 +170,11 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
             if incident is not None:
                 await self._handle_incident(incident)
             if self._should_continue_as_new():
+                self._arm(None, None)
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self.s.runs += 1
                 workflow.continue_as_new(self.s)
+        self._arm(None, None)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
 

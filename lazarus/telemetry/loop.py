@@ -14,7 +14,7 @@ re-read (and re-report) an earlier attempt's failure lines.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from loguru import logger
@@ -181,7 +181,7 @@ class TelemetryLoop:
             tracker.log_paths = await self._log_paths(job)
         self._tail(tracker, now)
         events += tracker.anomaly_events(now)
-        events += tracker.digest_events(now, self._digest_interval())
+        events += tracker.digest_events(now, tracker.digest_interval())
         if job.state.finished or job.state == JobState.REQUEUE_HOLD:
             failed = await self._failed_nodes(job) if job.state.failed and not tracker.attempt.ended_reported else []
             events += tracker.finish(job, now, failed)
@@ -211,10 +211,6 @@ class TelemetryLoop:
             anomaly = Anomaly(attempt=tracker.attempt.index, kind=FailureKind.STRAGGLER,
                               diagnosis=finding.to_diagnosis(), source="straggler", observed_at=now)
             await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
-
-    def _digest_interval(self) -> timedelta:
-        budget = self.settings.policies["default"].hang_budget_min
-        return min(max(budget / 4, timedelta(seconds=1)), timedelta(minutes=5))
 
     async def _log_paths(self, job: JobSnapshot) -> list[str]:
         try:

@@ -31,6 +31,8 @@ from lazarus.models.slurm import JobSnapshot, JobState
 # After the first failure line, wait this long for the rest of the failure (the
 # root error is often printed by another rank a moment later) before reporting.
 SETTLE = timedelta(seconds=1)
+MIN_DIGEST_INTERVAL = timedelta(seconds=2)
+MAX_DIGEST_INTERVAL = timedelta(minutes=10)
 
 
 def _moved(budget: timedelta, sent: timedelta | None) -> bool:
@@ -147,6 +149,13 @@ class JobTracker:
         cur.anomaly_reported = True
         return [AnomalyDetected(anomaly=Anomaly(attempt=cur.index, kind=diagnosis.failure_kind, diagnosis=diagnosis,
                                                 source="log", observed_at=cur.first_failure_seen_at))]
+
+    def digest_interval(self) -> timedelta:
+        """Coarse progress is needed about twice per hang budget: often enough that the watchdog rarely
+        has to ask, rare enough that 10,000 quiet jobs cost a few signals per second (budget 30 min:
+        one digest per job every 10 minutes)."""
+        budget = self.attempt.hang.budget() if self.attempt else self.policy.hang_budget
+        return min(max(budget / 2, MIN_DIGEST_INTERVAL), MAX_DIGEST_INTERVAL)
 
     def digest_events(self, now: datetime, interval: timedelta) -> list:
         """Coarse progress: at once for a new checkpoint, otherwise at most once per ``interval``."""

@@ -113,3 +113,15 @@ def test_completing_after_a_requeue_is_not_the_start_of_the_new_attempt():
     assert t.observe(JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1), T0 + timedelta(seconds=2)) == []
     [start] = t.observe(snap(restarts=1, nodes=("node3", "node4")), T0 + timedelta(seconds=7))
     assert start.attempt == 1 and start.nodes == ["node3", "node4"]
+
+
+def test_digest_interval_follows_the_hang_budget_so_quiet_jobs_stay_cheap():
+    from lazarus.models.policy import Policy
+
+    t = JobTracker(job_id=7, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(minutes=30)))
+    t.observe(snap(), T0)
+    assert t.digest_interval() == timedelta(minutes=10)  # capped: 10,000 such jobs ~ 17 signals/s
+    fast = JobTracker(job_id=8, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(seconds=1),
+                                                                startup_grace=timedelta(seconds=1)))
+    fast.observe(snap(), T0)
+    assert fast.digest_interval() == timedelta(seconds=2)  # floor
