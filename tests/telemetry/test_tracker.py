@@ -120,7 +120,7 @@ def test_digest_interval_follows_the_hang_budget_so_quiet_jobs_stay_cheap():
 
     t = JobTracker(job_id=7, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(minutes=30)))
     t.observe(snap(), T0)
-    assert t.digest_interval() == timedelta(minutes=10)  # capped: 10,000 such jobs ~ 17 signals/s
+    assert t.digest_interval() == timedelta(minutes=22, seconds=30)  # 3/4 of the budget
     fast = JobTracker(job_id=8, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(seconds=1),
                                                                 startup_grace=timedelta(seconds=1)))
     fast.observe(snap(), T0)
