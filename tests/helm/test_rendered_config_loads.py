@@ -65,3 +65,14 @@ def test_environment_overrides_still_apply_on_top_of_the_chart_config(
     # The chart injects the Temporal API key this way (LAZARUS_TEMPORAL__API_KEY from a Secret).
     monkeypatch.setenv("LAZARUS_TEMPORAL__API_KEY", "secret-from-env")
     assert _load(production_manifests, tmp_path).temporal.api_key == "secret-from-env"
+
+
+def test_prometheus_attribution_and_ledger_values_reach_the_config(
+    production_manifests: Manifests, tmp_path: Path
+) -> None:
+    settings = _load(production_manifests, tmp_path)
+    assert settings.prometheus.enabled and settings.prometheus.url == "http://prometheus-server.monitoring.svc:9090"
+    assert settings.attribution.provider_url == "http://attribution.ml-infra.svc/v1/attribute"
+    assert settings.attribution.timeout_s == 1.5
+    assert (settings.ledger.lemon_job_count, settings.ledger.max_drain_fraction) == (2, 0.1)
+    assert settings.ledger.lemon_window == timedelta(days=1)

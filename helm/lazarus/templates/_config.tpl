@@ -26,13 +26,24 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "key_file" (printf "%s/key/%s" (include "lazarus.sshDir" .) $s.keySecret.key)
       "known_hosts" (printf "%s/known_hosts/known_hosts" (include "lazarus.sshDir" .))) -}}
 {{- end -}}
+{{- $discovery := dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes -}}
+{{- with $v.discovery.jobNamePrefix }}{{ $_ := set $discovery "job_name_prefix" . }}{{ end -}}
+{{- $prom := dict "enabled" $v.prometheus.enabled "url" $v.prometheus.url "timeout_s" $v.prometheus.timeoutSeconds
+      "straggler_interval" $v.prometheus.stragglerIntervalSeconds -}}
+{{- $attribution := dict "timeout_s" $v.attribution.timeoutSeconds -}}
+{{- with $v.attribution.providerUrl }}{{ $_ := set $attribution "provider_url" . }}{{ end -}}
+{{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
+      "max_drain_fraction" $v.ledger.maxDrainFraction -}}
 {{- $config := dict
       "cluster" $v.cluster
       "mode" $v.mode
       "temporal" $temporal
       "task_queues" $v.taskQueues
       "scheduler" $scheduler
-      "discovery" (dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes)
+      "discovery" $discovery
+      "prometheus" $prom
+      "attribution" $attribution
+      "ledger" $ledger
       "policies" $v.policies
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)
       "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds) -}}
