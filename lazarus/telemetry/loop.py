@@ -14,6 +14,7 @@ re-read (and re-report) an earlier attempt's failure lines.
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from lazarus.config import Settings
-from lazarus.detection.tail import TailState, read_new_lines
+from lazarus.detection.tail import FileTail, TailState, read_new_lines
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import LedgerInput
@@ -179,6 +180,8 @@ class TelemetryLoop:
         events = tracker.observe(job, now)
         if events and not tracker.log_paths:
             tracker.log_paths = await self._log_paths(job)
+            if job.restarts > 0:
+                self._skip_earlier_attempts(tracker)
         self._tail(tracker, now)
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
@@ -227,6 +230,24 @@ class TelemetryLoop:
             files = {p: f for p, f in self.tails.files.items() if p not in tracker.log_paths}
             if len(files) != len(self.tails.files):
                 self.tails, self._tails_dirty = TailState(files=files), True
+
+    def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
+        """First sight of a requeued job with no saved offsets (a new or restarted telemetry worker):
+        the file holds earlier attempts' output (--open-mode=append), whose failure lines must not be
+        charged to this attempt. Start at the end; a failure before this point still shows in the
+        scheduler's view when the attempt ends."""
+        files = dict(self.tails.files)
+        for path in tracker.log_paths:
+            if path in files:
+                continue
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            files[path] = FileTail(inode=info.st_ino, device=info.st_dev, offset=info.st_size)
+            logger.info(f"job {tracker.job_id}: attempt {tracker.attempt.index} first seen; reading {path} "
+                        f"from its end ({info.st_size} bytes of earlier output skipped)")
+        self.tails, self._tails_dirty = TailState(files=files), True
 
     def _tail(self, tracker: JobTracker, now: datetime) -> None:
         budget = self.settings.discovery.log_tail_max_bytes

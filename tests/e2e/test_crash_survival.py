@@ -54,3 +54,27 @@ async def test_decision_watchdog_fires_across_a_kill_9_of_the_temporal_server(e2
     final = await wait_state(e2e, job, RecoveryState.STOPPED, timeout=90)
     assert final.advice_history[0].status == AdviceStatus.EXPIRED
     assert restarts(e2e.cluster, job) == 0
+
+
+async def test_restarted_telemetry_without_offsets_does_not_recharge_an_old_failure(e2e, job_dir):
+    """The output file (--open-mode=append) still holds attempt 0's Xid when a fresh telemetry worker,
+    with no saved offsets, first sees attempt 1: it must not be charged to attempt 1."""
+    job = submit_training(e2e.cluster, job_dir, steps=40, ckpt_every=5, fault="xid79", fault_rank=1,
+                          fault_step=6, fault_attempts="0")
+    await wait_state(e2e, job, RecoveryState.WATCHING, timeout=60)
+    status = await e2e.status(job)
+    for _ in range(120):
+        if len(status.attempts) > 1 and status.attempts[1].started_at and status.state == RecoveryState.WATCHING:
+            break
+        await asyncio.sleep(0.25)
+        status = await e2e.status(job)
+    assert len(status.attempts) == 2
+    e2e.kill_worker()
+    (e2e.root / "telemetry-offsets.json").unlink(missing_ok=True)
+    e2e.start_worker()
+    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
+                             timeout=120)
+    assert final.state == RecoveryState.COMPLETED
+    assert len(final.advice_history) == 1 and final.attempts[1].anomaly is None
+    assert restarts(e2e.cluster, job) == 1
+    restore_nodes(e2e.cluster)
