@@ -7,14 +7,14 @@ the workflow only when something changed (attempt started/ended, anomaly,
 checkpoint, coarse progress). Never one signal per training step.
 
 The loop keeps no state that matters for correctness: workflows deduplicate
-events, and log offsets are persisted so that a restarted loop does not
-re-read (and re-report) an earlier attempt's failure lines.
+events, and log offsets are kept by :mod:`lazarus.telemetry.offsets` so that a
+restarted loop does not charge an earlier attempt's failure lines to the
+current one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,7 +25,6 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from lazarus.config import Settings
-from lazarus.detection.tail import FileTail, TailState, read_new_lines
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import LedgerInput
@@ -39,6 +38,7 @@ from lazarus.models.recovery import (
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
+from lazarus.telemetry.offsets import OffsetStore
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
 from lazarus.telemetry.tracker import JobTracker
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
@@ -53,35 +53,11 @@ class TelemetryLoop:
     def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, state_file: Path | None = None) -> None:
         self.settings, self.slurm, self.client = settings, slurm, client
         self.trackers: dict[int, JobTracker] = {}
-        self.tails = TailState()
-        self.state_file = state_file
-        self._tails_dirty = False
+        self.offsets = OffsetStore(state_file)
         self._ledger_started = False
         self._prefix = settings.discovery.job_name_prefix or ""
         self.enricher = Enricher(settings)
         self._next_straggler_check: datetime | None = None
-        self._load_offsets()
-
-    # ---- persistence of log offsets ---------------------------------------------------------
-
-    def _load_offsets(self) -> None:
-        if not self.state_file or not self.state_file.exists():
-            return
-        try:
-            self.tails = TailState.model_validate_json(self.state_file.read_text())
-        except (OSError, ValueError) as exc:
-            logger.warning(f"ignoring unreadable telemetry offsets {self.state_file}: {exc}")
-
-    def _save_offsets(self) -> None:
-        if not self.state_file or not self._tails_dirty:
-            return
-        tmp = self.state_file.with_suffix(".tmp")
-        try:
-            tmp.write_text(self.tails.model_dump_json())
-            tmp.replace(self.state_file)
-        except (OSError, ValueError) as exc:
-            logger.warning(f"cannot save telemetry offsets to {self.state_file}: {exc}")
-        self._tails_dirty = False
 
     # ---- the cycle ----------------------------------------------------------------------------
 
@@ -140,7 +116,7 @@ class TelemetryLoop:
                 continue
             await self._update(tracker, job, now)
         await self._check_stragglers(now)
-        self._save_offsets()
+        self.offsets.save()
 
     async def _discover(self, job: JobSnapshot, ledger: str) -> JobTracker:
         tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes)
@@ -226,37 +202,20 @@ class TelemetryLoop:
     def _forget_gone(self, present: set[int]) -> None:
         """Jobs Slurm no longer lists (past MinJobAge) need no tracker and no offsets."""
         for job_id in [j for j in self.trackers if j not in present]:
-            tracker = self.trackers.pop(job_id)
-            files = {p: f for p, f in self.tails.files.items() if p not in tracker.log_paths}
-            if len(files) != len(self.tails.files):
-                self.tails, self._tails_dirty = TailState(files=files), True
+            self.offsets.forget(self.trackers.pop(job_id).log_paths)
 
     def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
         """First sight of a requeued job with no saved offsets (a new or restarted telemetry worker):
-        the file holds earlier attempts' output (--open-mode=append), whose failure lines must not be
-        charged to this attempt. Start at the end; a failure before this point still shows in the
-        scheduler's view when the attempt ends."""
-        files = dict(self.tails.files)
-        for path in tracker.log_paths:
-            if path in files:
-                continue
-            try:
-                info = os.stat(path)
-            except OSError:
-                continue
-            files[path] = FileTail(inode=info.st_ino, device=info.st_dev, offset=info.st_size)
-            logger.info(f"job {tracker.job_id}: attempt {tracker.attempt.index} first seen; reading {path} "
-                        f"from its end ({info.st_size} bytes of earlier output skipped)")
-        self.tails, self._tails_dirty = TailState(files=files), True
+        earlier attempts' failure lines must not be charged to this attempt. A failure before this
+        point still shows in the scheduler's view when the attempt ends."""
+        self.offsets.skip_to_end(tracker.log_paths, f"job {tracker.job_id} first seen at attempt "
+                                                    f"{tracker.attempt.index}")
 
     def _tail(self, tracker: JobTracker, now: datetime) -> None:
-        budget = self.settings.discovery.log_tail_max_bytes
         for path in tracker.log_paths:
-            lines, new_state, notes = read_new_lines(path, self.tails, budget)
+            lines, notes = self.offsets.read(path, self.settings.discovery.log_tail_max_bytes)
             for note in notes:
                 logger.debug(f"job {tracker.job_id}: {note}")
-            if new_state is not self.tails:
-                self.tails, self._tails_dirty = new_state, True
             for line_no, text in lines:
                 tracker.feed(path, line_no, text, now)
 
