@@ -27,9 +27,11 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
         a, d = attempt.anomaly, attempt.anomaly.diagnosis
         lines.append(f"    anomaly: {a.kind.value} via {a.source}: {d.signature} ({d.category.value}), "
                      f"nodes {','.join(d.implicated_nodes) or '-'}, confidence {d.confidence:.2f}; "
-                     f"detection latency {_secs(a.observed_at, a.recorded_at)}")
+                     f"recorded {_secs(a.observed_at, a.recorded_at)} after telemetry saw it")
         for ev in d.evidence[:3]:
             lines.append(f"      {ev.file}:{ev.line_no}: {ev.text[:120]}")
+        for note in d.notes[:3]:
+            lines.append(f"      note: {note}")
     if attempt.advice_generation:
         adv = status.advice_history[attempt.advice_generation - 1]
         lines.append(f"    advice {adv.generation}: {adv.action.value} "
