@@ -53,3 +53,24 @@ async def test_unapproved_advice_expires_and_the_job_is_not_left_held(e2e, job_d
     assert "expired" in final.stop_reason
     assert restarts(e2e.cluster, job) == 0
     assert job_field(e2e.cluster, job, "Priority") != "0"  # not held
+
+
+async def test_approval_by_signal_from_the_temporal_cli_like_the_ui_or_http_api(e2e, job_dir):
+    """Clients that can only signal (Temporal UI, HTTP API, `temporal workflow signal`) approve too."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
+    status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
+    temporal = str(Path(sys.executable).parent / "temporal")
+    out = subprocess.run([temporal, "workflow", "signal", "--address", f"127.0.0.1:{e2e.port}",
+                          "--workflow-id", workflow_id("lztest", job), "--name", "approve_advice", "--input",
+                          f'{{"generation": {status.advice.generation}, "operator": "ui-user"}}'],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
+                             timeout=120)
+    assert final.state == RecoveryState.COMPLETED
+    assert final.advice_history[0].decided_by == "ui-user"
+    restore_nodes(e2e.cluster)
