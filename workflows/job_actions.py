@@ -123,12 +123,16 @@ class DecideAndAct:
             self._set_state(RecoveryState.WATCHING, reason)
 
     async def _release_if_held(self) -> None:
-        """Fail-open: never leave a job held by Lazarus."""
+        """Fail-open: never leave a job held by Lazarus. Holds Lazarus did not place (a user's, an
+        admin's) are not Lazarus's to lift, so nothing is released unless a restart of ours began."""
+        if not self.s.lazarus_hold:
+            return
         try:
             await workflow.execute_activity("slurm_release_job", self.s.job_id, result_type=JobActionResult,
                                             task_queue=self.s.scheduler_queue,
                                             start_to_close_timeout=timedelta(seconds=60),
                                             retry_policy=SLURM_WRITE_RETRY, summary="fail-open: release if held")
+            self.s.lazarus_hold = False
         except ActivityError as exc:
             workflow.logger.warning(f"fail-open release of job {self.s.job_id} failed: {exc.cause}")
 
@@ -161,6 +165,12 @@ class DecideAndAct:
             advice.decided_by, advice.decided_at = "lazarus (act mode)", workflow.now()
         try:
             await self._isolate(attempt, advice)
+        except ActivityError as exc:  # the exclusion below still keeps the job off the node
+            workflow.logger.warning(f"job {self.s.job_id}: drain of {advice.drain_nodes} failed ({exc.cause}); "
+                                    "restarting with the exclusion anyway")
+            advice.comment = f"drain failed: {exc.cause}"
+        self.s.lazarus_hold = True
+        try:
             result = await workflow.execute_activity(
                 "slurm_restart_excluding",
                 RestartRequest(job_id=self.s.job_id, expected_attempt=attempt.index,
@@ -176,6 +186,7 @@ class DecideAndAct:
             attempt.outcome = self.s.stop_reason
             self._set_state(RecoveryState.FAILED, self.s.stop_reason)
             return
+        self.s.lazarus_hold = False  # the activity verified the release
         advice.status = AdviceStatus.EXECUTED
         attempt.requeued_at = workflow.now()
         attempt.outcome = f"requeued as attempt {result.new_attempt} excluding {','.join(result.excluded_nodes) or '-'}"

@@ -10,10 +10,12 @@ import asyncio
 from datetime import datetime, timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models.diagnosis import FailureKind
     from lazarus.models.recovery import (
+        AdviceAction,
         AdviceStatus,
         Anomaly,
         AnomalyDetected,
@@ -73,11 +75,18 @@ class EventHandling:
         return None
 
     def _wanted_deadline(self, attempt: Attempt | None) -> tuple[datetime | None, str | None]:
-        if attempt and self.s.state == RecoveryState.WATCHING:
+        if attempt and self.s.state == RecoveryState.WATCHING and not self._decided(attempt):
             return hang_deadline(self.s.policy, attempt), f"hang watchdog (attempt {attempt.index})"
         if attempt and self.s.state == RecoveryState.VERIFYING and self.s.verify_deadline:
             return self.s.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
         return None, None
+
+    def _decided(self, attempt: Attempt) -> bool:
+        """An attempt whose advice (other than advice-only) was already decided gets no second hang call:
+        after a rejection or expiry the operator owns it, until the next attempt."""
+        if attempt.advice_generation is None:
+            return False
+        return self.s.advice_history[attempt.advice_generation - 1].action != AdviceAction.NONE
 
     def _arm(self, deadline: datetime | None, summary: str | None) -> None:
         """Keep, replace or cancel the single watchdog timer so that it fires no later than ``deadline``."""
@@ -103,12 +112,20 @@ class EventHandling:
 
     async def _on_hang_deadline(self, attempt: Attempt) -> Anomaly | None:
         """The watchdog fired: confirm with fresh telemetry before calling it a hang."""
-        view = await workflow.execute_activity(
-            "telemetry_job_progress", ProgressQuery(job_id=self.s.job_id, attempt=attempt.index),
-            result_type=ProgressView, task_queue=self.s.telemetry_queue,
-            start_to_close_timeout=timedelta(seconds=20), retry_policy=SLURM_READ_RETRY,
-            summary=f"confirm no progress in attempt {attempt.index}",
-        )
+        if attempt.anomaly is not None and attempt.anomaly.kind != FailureKind.STRAGGLER:
+            return None  # already diagnosed; never overwrite the record
+        try:
+            view = await workflow.execute_activity(
+                "telemetry_job_progress", ProgressQuery(job_id=self.s.job_id, attempt=attempt.index),
+                result_type=ProgressView, task_queue=self.s.telemetry_queue,
+                start_to_close_timeout=timedelta(seconds=20), retry_policy=SLURM_READ_RETRY,
+                summary=f"confirm no progress in attempt {attempt.index}",
+            )
+        except ActivityError as exc:
+            # no telemetry to confirm with: the workflow's own view decides (it was silent for the budget)
+            workflow.logger.warning(f"job {self.s.job_id}: progress check failed ({exc.cause}); deciding on the "
+                                    "last progress the workflow heard")
+            view = ProgressView(known=True)
         if view.known and view.last_progress_at and (attempt.last_progress_at is None
                                                       or view.last_progress_at > attempt.last_progress_at):
             self._record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)

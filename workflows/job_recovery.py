@@ -111,8 +111,8 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
 
     def _check_generation(self, generation: int) -> None:
         advice = self.current_advice
-        if advice is None or advice.status != AdviceStatus.PENDING:
-            raise ValueError("no advice is awaiting approval for this job")
+        if advice is None or advice.status != AdviceStatus.PENDING or self.s.state != RecoveryState.AWAITING_APPROVAL:
+            raise ValueError(f"no advice is awaiting approval for this job (state {self.s.state.value})")
         if generation != advice.generation:
             raise ValueError(f"stale advice generation {generation}: the advice awaiting approval is generation "
                              f"{advice.generation}")

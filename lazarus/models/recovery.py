@@ -139,6 +139,7 @@ class JobRecoveryInput(_Model):
     last_checkpoint: int | None = None
     runs: int = 1
     verify_deadline: datetime | None = Field(None, description="attempt-start watchdog deadline while verifying")
+    lazarus_hold: bool = Field(False, description="a restart Lazarus began may have left the job held")
     scheduler_queue: str = Field("lazarus-scheduler", description="task queue of the Slurm activities")
     telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the telemetry activities")
     ledger_workflow_id: str | None = Field(None, description="node ledger to report implications to")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
@@ -40,17 +41,24 @@ class FakeScheduler:
     drains: list[NodeAction] = field(default_factory=list)
     releases: list[int] = field(default_factory=list)
     progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
+    refuse_restart: bool = False
+    refuse_drain: bool = False
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
         async def restart(req: RestartRequest) -> RestartResult:
             self.restarts.append(req)
+            if self.refuse_restart:
+                raise ApplicationError("Requested operation is presently disabled", type="OperationRefused",
+                                       non_retryable=True)
             return RestartResult(job_id=req.job_id, new_attempt=req.expected_attempt + 1,
                                  excluded_nodes=req.exclude_nodes, state=JobState.PENDING)
 
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
             self.drains.append(req)
+            if self.refuse_drain:
+                raise ApplicationError("Access/permission denied", type="PermissionDenied", non_retryable=True)
             return NodeActionResult(changed=req.nodes)
 
         @activity.defn(name="slurm_release_job")

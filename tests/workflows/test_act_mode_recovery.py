@@ -70,3 +70,26 @@ async def test_repeated_crashes_without_new_checkpoint_stop_at_the_limit(ts_env)
     assert status.state == RecoveryState.STOPPED
     assert "3 consecutive attempts saved no new checkpoint" in status.stop_reason
     assert len(run.fake.restarts) == 3
+
+
+async def test_restart_refused_by_the_scheduler_fails_open(ts_env):
+    from tests.workflows.harness import FakeScheduler
+
+    fake = FakeScheduler(refuse_restart=True)
+    async with Running(ts_env.client, job_input(Mode.ACT), fake) as run:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.FAILED and "restart failed" in status.stop_reason
+    assert fake.releases == [run.inp.job_id]  # never leave a job held by Lazarus
+
+
+async def test_a_failed_drain_does_not_stop_the_restart(ts_env):
+    from tests.workflows.harness import FakeScheduler
+
+    fake = FakeScheduler(refuse_drain=True)
+    async with Running(ts_env.client, job_input(Mode.ACT), fake) as run:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await send(run.handle, started(1, ("node1", "node3")), ended(1, JobState.COMPLETED, 0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.COMPLETED
+    assert fake.restarts[0].exclude_nodes == ["node2"] and "drain failed" in status.advice_history[0].comment
