@@ -86,6 +86,7 @@ class JobSnapshot(BaseModel):
     end_time: datetime | None = None
     submit_time: datetime | None = None
     held: bool = Field(False, description="held by a requeuehold or hold (priority 0)")
+    tasks_per_node: int | None = Field(None, ge=1, description="ranks per node (block distribution), if known")
 
     @property
     def attempt(self) -> int:

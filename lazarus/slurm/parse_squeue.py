@@ -85,7 +85,20 @@ def _job_from_json(job: Any) -> JobSnapshot:
         end_time=_epoch(job.get("end_time")),
         submit_time=_epoch(job.get("submit_time")),
         held=holdable(state) and _number(job.get("priority"), default=1) == 0,
+        tasks_per_node=_tasks_per_node(job),
     )
+
+
+def _tasks_per_node(job: dict) -> int | None:
+    """Ranks per node for block distribution; None when Slurm does not say or tasks do not divide evenly
+    (then a rank prefix names no node rather than the wrong one)."""
+    explicit = _number(job.get("tasks_per_node"))
+    if explicit > 0:
+        return explicit
+    tasks, nodes = _number(job.get("tasks")), _number(job.get("node_count"))
+    if tasks > 0 and nodes > 0 and tasks % nodes == 0:
+        return tasks // nodes
+    return None
 
 
 def _json_exit(value: Any) -> tuple[int | None, int | None]:

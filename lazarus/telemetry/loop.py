@@ -22,7 +22,7 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
@@ -92,44 +92,60 @@ class TelemetryLoop:
             self._ledger_started = True
         return wid
 
-    async def _cluster_mode(self, ledger: str) -> Mode:
-        """The operator's cluster-wide mode from the ledger (kill switch), else the configured one."""
+    async def _cluster_mode(self, ledger: str) -> Mode | None:
+        """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
         try:
             view = await self.client.get_workflow_handle(ledger).query(NodeLedgerWorkflow.view)
         except RPCError as exc:
             logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
-            return self.settings.mode
-        return Mode(view.mode_override) if view.mode_override else self.settings.mode
+            self._ledger_started = False  # start it again next cycle if it is gone
+            return None
+        return Mode(view.mode_override) if view.mode_override else None
 
     async def cycle(self) -> None:
-        ledger = await self.ensure_ledger()
-        jobs = await self.slurm.jobs()
-        now = utcnow()
-        self._forget_gone({j.job_id for j in jobs})
-        for job in jobs:
-            if not mentions_lazarus(job.comment) or not job.name.startswith(self._prefix):
-                continue
-            tracker = self.trackers.get(job.job_id)
-            if tracker is None:
-                tracker = await self._discover(job, ledger)
-            if tracker.closed:
-                continue
-            await self._update(tracker, job, now)
-        await self._check_stragglers(now)
-        self.offsets.save()
+        try:
+            ledger = await self.ensure_ledger()
+            jobs = await self.slurm.jobs()
+            now = utcnow()
+            self._forget_gone({j.job_id for j in jobs})
+            for job in jobs:
+                if mentions_lazarus(job.comment) and job.name.startswith(self._prefix):
+                    await self._one_job(job, ledger, now)
+            await self._check_stragglers(now)
+        finally:
+            self.offsets.save()
 
-    async def _discover(self, job: JobSnapshot, ledger: str) -> JobTracker:
-        tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes)
-        self.trackers[job.job_id] = tracker
+    async def _one_job(self, job: JobSnapshot, ledger: str, now: datetime) -> None:
+        """One job's share of the cycle; its trouble never holds up the other jobs."""
+        try:
+            tracker = self.trackers.get(job.job_id) or await self._discover(job, ledger)
+            if tracker is not None and not tracker.closed:
+                await self._update(tracker, job, now)
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND and job.job_id in self.trackers:
+                # its workflow has closed (stopped, failed, or terminated by an operator): nothing to tell it
+                self.trackers[job.job_id].closed = True
+                logger.info(f"job {job.job_id}: its workflow has closed; no longer watching it")
+            else:
+                logger.warning(f"job {job.job_id}: Temporal call failed ({exc.message}); retrying next cycle")
+        except LazarusError as exc:
+            logger.warning(f"job {job.job_id}: {exc}; retrying next cycle")
+
+    async def _discover(self, job: JobSnapshot, ledger: str) -> JobTracker | None:
+        """Start (or attach to) the job's workflow; the tracker exists only once that worked."""
+        tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes, tasks_per_node=job.tasks_per_node)
         inp = JobRecoveryInput(
             cluster=self.settings.cluster, job_id=job.job_id, user=job.user, partition=job.partition,
             job_name=job.name, cluster_mode=self.settings.mode, scheduler_queue=self.settings.task_queues.scheduler,
             telemetry_queue=self.settings.task_queues.telemetry, ledger_workflow_id=ledger,
         )
-        inp.cluster_mode = await self._cluster_mode(ledger)
+        override = await self._cluster_mode(ledger)
+        inp.cluster_mode = override or self.settings.mode
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies)
-            inp.policy_name, inp.policy, inp.job_mode = opt_in.policy_name, opt_in.policy, opt_in.policy.mode
+            # an operator's cluster-wide mode (kill switch) wins over a policy's mode
+            inp.policy_name, inp.policy = opt_in.policy_name, opt_in.policy
+            inp.job_mode = None if override else opt_in.policy.mode
             tracker.policy = opt_in.policy
         except JobCommentError as exc:
             logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")
@@ -147,6 +163,7 @@ class TelemetryLoop:
                 logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
         except WorkflowAlreadyStartedError:
             tracker.closed = True  # its workflow already finished: nothing more to watch
+        self.trackers[job.job_id] = tracker
         return tracker
 
     async def _update(self, tracker: JobTracker, job: JobSnapshot, now: datetime) -> None:
@@ -154,14 +171,15 @@ class TelemetryLoop:
             # attempt boundary: the old attempt's last lines belong to its analyzer, not the new one's
             self._tail(tracker, now)
         events = tracker.observe(job, now)
-        if events and not tracker.log_paths:
+        if not tracker.log_paths and (events or job.state == JobState.RUNNING):
+            # asked again every cycle until known: without its logs a running job would look hung
             tracker.log_paths = await self._log_paths(job)
-            if job.restarts > 0:
+            if tracker.log_paths and job.restarts > 0:
                 self._skip_earlier_attempts(tracker)
         self._tail(tracker, now)
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
-        if job.state.finished or job.state == JobState.REQUEUE_HOLD:
+        if job.state.finished:
             failed = await self._failed_nodes(job) if job.state.failed and not tracker.attempt.ended_reported else []
             events += tracker.finish(job, now, failed)
         if events:

@@ -42,7 +42,12 @@ def _moved(budget: timedelta, sent: timedelta | None) -> bool:
 
 def analyzer_for(nodes: list[str], tasks_per_node: int | None) -> Analyzer:
     """A fresh analyzer that can name nodes from rank prefixes of this attempt's layout."""
-    layout = RankLayout(nodes=list(nodes), tasks_per_node=tasks_per_node if nodes else None)
+    if tasks_per_node is None and len(nodes) > 1:
+        # Slurm did not say how ranks spread over the nodes: a rank prefix must name no node rather than
+        # a wrong one (host names in the lines, and SLURMD_NODENAME lines, still name nodes)
+        layout = RankLayout()
+    else:
+        layout = RankLayout(nodes=list(nodes), tasks_per_node=tasks_per_node if nodes else None)
     return Analyzer(layout=layout, known_nodes=list(nodes))
 
 
@@ -86,6 +91,7 @@ class JobTracker:
     def observe(self, job: JobSnapshot, now: datetime) -> list:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
         events: list = []
+        self.tasks_per_node = job.tasks_per_node or self.tasks_per_node
         cur = self.attempt
         if cur is None or job.restarts > cur.index:
             if cur is not None and cur.started_reported and not cur.ended_reported:

@@ -125,3 +125,20 @@ def test_digest_interval_follows_the_hang_budget_so_quiet_jobs_stay_cheap():
                                                                 startup_grace=timedelta(seconds=1)))
     fast.observe(snap(), T0)
     assert fast.digest_interval() == timedelta(seconds=2)  # floor
+
+
+def test_rank_prefixes_map_through_the_jobs_real_tasks_per_node():
+    """8 ranks on 2 nodes: rank 3 runs on node1, not on the fourth node of some guess."""
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(nodes=("node1", "node2"), tasks_per_node=4), T0)
+    t.feed("out", 1, "3: RuntimeError: CUDA error: uncorrectable ECC error encountered", T0)
+    [event] = t.anomaly_events(T0 + SETTLE)
+    assert event.anomaly.diagnosis.implicated_nodes == ["node1"]
+
+
+def test_unknown_rank_layout_blames_no_node_rather_than_a_wrong_one():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(nodes=("node1", "node2")), T0)
+    t.feed("out", 1, "3: RuntimeError: CUDA error: uncorrectable ECC error encountered", T0)
+    [event] = t.anomaly_events(T0 + SETTLE)
+    assert event.anomaly.diagnosis.implicated_nodes == []
