@@ -8,7 +8,11 @@ from lazarus.models.ledger import LedgerPolicy, NodeRecord
 
 
 def distinct_jobs_in_window(record: NodeRecord, policy: LedgerPolicy, now: datetime) -> list[int]:
+    """Jobs that blamed the node within the window, and since an operator last returned it to service
+    (a resume is the operator's verdict on what came before)."""
     since = now - policy.lemon_window
+    if record.resumed_at is not None and record.resumed_at > since:
+        since = record.resumed_at
     return sorted({i.job_id for i in record.implications if i.at >= since})
 
 
@@ -18,7 +22,8 @@ def lemon_reason(record: NodeRecord, policy: LedgerPolicy, now: datetime) -> str
     if len(jobs) < policy.lemon_job_count:
         return None
     hours = policy.lemon_window.total_seconds() / 3600
-    return f"lazarus: lemon node: implicated by {len(jobs)} jobs ({','.join(map(str, jobs))}) within {hours:g}h"
+    shown = ",".join(map(str, jobs[-5:])) + (",..." if len(jobs) > 5 else "")  # Slurm reasons are short
+    return f"lazarus: lemon node: implicated by {len(jobs)} jobs ({shown}) within {hours:g}h"
 
 
 def drain_allowed(drained_now: int, cluster_size: int, policy: LedgerPolicy) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -28,9 +27,8 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.recovery import ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
     from workflows.ledger_rules import drain_allowed, lemon_reason, prune
+    from workflows.options import SLURM_READ_RETRY, SLURM_WRITE_RETRY
 
-RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=10,
-                    non_retryable_error_types=["InvalidArgument", "PermissionDenied", "UnknownNode"])
 
 
 def ledger_id(cluster: str) -> str:
@@ -54,7 +52,8 @@ class NodeLedgerWorkflow:
         result = await workflow.execute_activity(
             "slurm_resume_nodes", NodeAction(nodes=[request.node], reason=request.comment or ""),
             result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-            start_to_close_timeout=timedelta(seconds=60), retry_policy=RETRY, summary=f"resume {request.node}")
+            start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
+            summary=f"resume {request.node}")
         record = self._record(request.node)
         record.drained_by_lazarus, record.resumed_by, record.resumed_at = False, request.operator, workflow.now()
         return result
@@ -86,7 +85,9 @@ class NodeLedgerWorkflow:
             while self._inbox:
                 await self._handle(self._inbox.pop(0))
             if workflow.info().is_continue_as_new_suggested():
-                await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self._inbox)
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if self._inbox:
+                    continue  # signals arrived meanwhile: record them first
                 for record in self.s.nodes.values():
                     prune(record, self.s.policy, workflow.now())
                 workflow.continue_as_new(self.s)
@@ -104,9 +105,15 @@ class NodeLedgerWorkflow:
         await self._drain(record, reason)
 
     async def _drain(self, record: NodeRecord, reason: str) -> None:
-        nodes: list[NodeState] = await workflow.execute_activity(
-            "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
-            start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY, summary="read node states")
+        try:
+            nodes: list[NodeState] = await workflow.execute_activity(
+                "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
+                start_to_close_timeout=timedelta(seconds=30), retry_policy=SLURM_READ_RETRY,
+                summary="read node states")
+        except ActivityError as exc:  # the ledger outlives a scheduler outage; the job's exclusion still holds
+            record.refused.append(f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: scheduler unreadable "
+                                  f"({exc.cause or exc})")
+            return
         current = {n.name: n for n in nodes}
         if record.node in current and current[record.node].drained:
             record.drained_by_lazarus, record.drain_reason = True, current[record.node].reason or reason
@@ -121,8 +128,8 @@ class NodeLedgerWorkflow:
         try:
             await workflow.execute_activity(
                 "slurm_drain_nodes", NodeAction(nodes=[record.node], reason=reason), result_type=NodeActionResult,
-                task_queue=self.s.scheduler_queue, start_to_close_timeout=timedelta(seconds=60), retry_policy=RETRY,
-                summary=f"drain {record.node}")
+                task_queue=self.s.scheduler_queue, start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=SLURM_WRITE_RETRY, summary=f"drain {record.node}")
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")
             return

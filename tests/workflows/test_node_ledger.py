@@ -138,3 +138,4 @@ async def test_job_workflow_reports_its_implicated_node_to_the_ledger(ts_env):
     assert fake.drain_calls == [["node2"]]
     assert run.fake.drains == []  # the ledger drained it, not the job workflow
     assert run.fake.restarts[0].exclude_nodes == ["node2"]
+
