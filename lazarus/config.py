@@ -103,6 +103,11 @@ class DiscoverySettings(_Strict):
 
     interval: timedelta = Field(timedelta(seconds=1), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
+    offsets_file: Path | None = Field(
+        None, description="where the telemetry worker keeps its log offsets across restarts (default: "
+        "telemetry-offsets.json in dev.state_dir when that exists; without one, a restarted worker reads "
+        "requeued jobs' logs from their end)"
+    )
     job_name_prefix: str | None = Field(
         None, description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
         "e.g. staging and production, sharing one cluster)"

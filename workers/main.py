@@ -15,8 +15,6 @@ import argparse
 import asyncio
 import signal
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from loguru import logger
 from temporalio.worker import Worker
@@ -51,7 +49,8 @@ async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event)
         from activities.telemetry import TelemetryActivities
         from lazarus.telemetry.loop import TelemetryLoop
 
-        state_file = settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None
+        state_file = settings.discovery.offsets_file or (
+            settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None)
         loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
         from activities.telemetry_prometheus import PrometheusActivities
 

@@ -56,8 +56,9 @@ def decide(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> Decisio
             f"{no_ckpt} consecutive attempts saved no new checkpoint "
             f"(limit {policy.max_attempts_without_checkpoint}); last failure: {signature}",
         )
-    if len(attempts) >= policy.max_attempts:
-        return Decision(AdviceAction.STOP, f"attempt cap reached ({len(attempts)}/{policy.max_attempts}); last failure: {signature}")
+    made = current.index + 1  # Slurm's count, even when Lazarus joined the job late
+    if made >= policy.max_attempts:
+        return Decision(AdviceAction.STOP, f"attempt cap reached ({made}/{policy.max_attempts}); last failure: {signature}")
 
     previous = attempts[-2] if len(attempts) >= 2 else None
     if (

@@ -23,7 +23,11 @@ class Policy(BaseModel):
     hang_budget: timedelta = Field(
         timedelta(minutes=30), description="no progress for this long while RUNNING is a hang"
     )
-    hang_budget_min: timedelta = Field(timedelta(seconds=5), description="learned hang budget is never below this")
+    hang_budget_min: timedelta = Field(
+        timedelta(minutes=2),
+        description="learned hang budget is never below this (a data stall or evaluation pause of a few "
+        "steps must not look like a hang)",
+    )
     hang_budget_max: timedelta = Field(timedelta(hours=2), description="learned hang budget is never above this")
     startup_grace: timedelta = Field(
         timedelta(minutes=10), description="time allowed from attempt start to the first progress line"

@@ -72,9 +72,12 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object) -> 
         raise JobCommentError(f"job comment override {where}: {first['msg']}") from None
     if policy.mode is not None and policy.mode != base.mode and policy.mode == Mode.ACT and base.mode != Mode.ACT:
         raise JobCommentError("a job may ask for monitor mode in its comment, but not for act mode")
-    # a job may tighten, never loosen, the operator's hang bounds
+    # a job may tighten, never loosen, the operator's limits
     policy = policy.model_copy(update={
         "hang_budget": min(max(policy.hang_budget, base.hang_budget_min), base.hang_budget_max),
+        "startup_grace": min(policy.startup_grace, max(base.startup_grace, base.hang_budget_max)),
         "max_attempts": min(policy.max_attempts, base.max_attempts),
+        "max_attempts_without_checkpoint": min(policy.max_attempts_without_checkpoint,
+                                               base.max_attempts_without_checkpoint),
     })
     return OptIn(policy_name=name, policy=policy)

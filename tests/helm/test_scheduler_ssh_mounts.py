@@ -41,10 +41,15 @@ def test_the_key_is_readable_by_the_worker_group_only(manifests: Manifests) -> N
 
 
 def test_roles_without_mountSsh_hold_no_ssh_material(manifests: Manifests) -> None:
-    for role in ("control", "telemetry"):
-        pod = _pod(manifests, role)
-        assert "ssh-key" not in volumes_by_name(pod)
-        assert "known-hosts" not in volumes_by_name(pod)
+    pod = _pod(manifests, "control")  # decisions only: no scheduler access at all
+    assert "ssh-key" not in volumes_by_name(pod)
+    assert "known-hosts" not in volumes_by_name(pod)
+
+
+def test_telemetry_reaches_slurm_over_ssh_like_the_scheduler(manifests: Manifests) -> None:
+    """Discovery runs squeue/scontrol over the scheduler transport, so it needs the key and host keys."""
+    volumes = volumes_by_name(_pod(manifests, "telemetry"))
+    assert "ssh-key" in volumes and "known-hosts" in volumes
 
 
 def test_inline_known_hosts_become_a_chart_config_map(production_manifests: Manifests) -> None:

@@ -28,6 +28,7 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- end -}}
 {{- $discovery := dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes -}}
 {{- with $v.discovery.jobNamePrefix }}{{ $_ := set $discovery "job_name_prefix" . }}{{ end -}}
+{{- with $v.discovery.offsetsFile }}{{ $_ := set $discovery "offsets_file" . }}{{ end -}}
 {{- $prom := dict "enabled" $v.prometheus.enabled "url" $v.prometheus.url "timeout_s" $v.prometheus.timeoutSeconds
       "straggler_interval" $v.prometheus.stragglerIntervalSeconds -}}
 {{- $attribution := dict "timeout_s" $v.attribution.timeoutSeconds -}}
