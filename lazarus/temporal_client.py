@@ -6,7 +6,7 @@ from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from lazarus.config import Settings
-from lazarus.errors import LazarusError
+from lazarus.errors import ConfigError, LazarusError
 
 
 class TemporalUnreachable(LazarusError):
@@ -18,9 +18,9 @@ async def connect(settings: Settings) -> Client:
     tls: TLSConfig | bool = False
     if t.tls:
         tls = TLSConfig(
-            server_root_ca_cert=t.tls_server_ca.read_bytes() if t.tls_server_ca else None,
-            client_cert=t.tls_client_cert.read_bytes() if t.tls_client_cert else None,
-            client_private_key=t.tls_client_key.read_bytes() if t.tls_client_key else None,
+            server_root_ca_cert=_read(t.tls_server_ca, "temporal.tls_server_ca"),
+            client_cert=_read(t.tls_client_cert, "temporal.tls_client_cert"),
+            client_private_key=_read(t.tls_client_key, "temporal.tls_client_key"),
         )
     try:
         return await Client.connect(t.address, namespace=t.namespace, tls=tls, api_key=t.api_key,
@@ -30,3 +30,12 @@ async def connect(settings: Settings) -> Client:
             f"cannot reach Temporal at {t.address} (namespace {t.namespace}): {exc}. "
             "Is the server running? (`lazarus dev status` for the embedded stack)"
         ) from None
+
+
+def _read(path, field: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{field}: cannot read {path}: {exc.strerror or exc}") from None

@@ -52,7 +52,10 @@ async def _list(args: argparse.Namespace) -> int:
     client = await connect(settings)
     rows = []
     async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND RecoveryState="awaiting-approval"'):
-        status = await client.get_workflow_handle(wf.id).query(JobRecoveryWorkflow.status)
+        try:
+            status = await client.get_workflow_handle(wf.id).query(JobRecoveryWorkflow.status)
+        except RPCError:
+            continue  # decided or closed since the listing
         if status.advice:
             rows.append({"job_id": status.job_id, "advice": status.advice.model_dump(mode="json"),
                          "link": ui_link(settings, wf.id)})
@@ -108,9 +111,14 @@ async def _mode(args: argparse.Namespace) -> int:
     except RPCError:
         remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0
+    missed: list[str] = []
     async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" '
                                           f'AND WorkflowType="JobRecoveryWorkflow"'):
-        await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
-        count += 1
-    print(f"mode {mode.value} set on {count} running job workflow(s); {remembered}")
+        try:
+            await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
+            count += 1
+        except RPCError:  # closed between the listing and the signal: nothing left to switch
+            missed.append(wf.id)
+    print(f"mode {mode.value} set on {count} running job workflow(s); {remembered}"
+          + (f"; {len(missed)} had just closed" if missed else ""))
     return 0

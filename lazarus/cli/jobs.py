@@ -12,7 +12,7 @@ from temporalio.service import RPCError
 
 from lazarus.cli.common import JobNotWatched, print_json, run_async, settings_from, ui_link
 from lazarus.errors import LazarusError
-from lazarus.models.recovery import JobStatus
+from lazarus.models.recovery import JobStatus, RecoveryState
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows import attributes
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="default")
     p.set_defaults(func=_watch)
     p = sub.add_parser("jobs", help="list watched jobs (from Temporal visibility)")
-    p.add_argument("--state", help="only this recovery state, e.g. awaiting-approval")
+    p.add_argument("--state", choices=[st.value for st in RecoveryState], help="only this recovery state")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_jobs, a))
     p = sub.add_parser("show", help="a job's attempt timeline, advice and latencies")
@@ -72,7 +72,9 @@ def _submit(args: argparse.Namespace) -> int:
     if not any(a.startswith("--open-mode") for a in extra):
         opts.append("--open-mode=append")
     out = _slurm(["sbatch", "--parsable", *opts, *extra], settings)
-    job_id = out.split(";")[0]
+    job_id = out.split(";")[0].strip()
+    if not job_id.isdigit():
+        raise SlurmCommandFailed(f"sbatch printed no job id: {out[:200]!r}")
     print(f"Submitted batch job {job_id} (watched by Lazarus: {ui_link(settings, workflow_id(settings.cluster, int(job_id)))})")
     return 0
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
+
+from temporalio.service import RPCError
 
 from lazarus.errors import LazarusError
 
@@ -65,6 +68,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LazarusError as exc:
         print(f"lazarus: {exc}", file=sys.stderr)
         return exc.exit_code
+    except RPCError as exc:  # Temporal answered, but no: unknown workflow, refused query, bad visibility query
+        print(f"lazarus: Temporal refused the request: {exc.message}", file=sys.stderr)
+        return 2
+    except subprocess.TimeoutExpired as exc:
+        print(f"lazarus: {exc.cmd[0] if exc.cmd else 'a command'} did not answer within {exc.timeout:g} s",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("lazarus: interrupted", file=sys.stderr)
         return 130
