@@ -1,4 +1,5 @@
-"""Activity options for the Slurm activities, spread at workflow call sites.
+"""Activity options for the Slurm activities, for callers outside Lazarus's own workflows (which use
+``workflows/options.py``); the non-retryable error names here are the one list both share.
 
     await workflow.execute_activity("slurm_restart_excluding", request, result_type=RestartResult,
                                     task_queue=queue, **SLURM_WRITE)

@@ -156,6 +156,10 @@ class PrometheusSettings(_Strict):
     enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
     straggler_interval: timedelta = Field(timedelta(seconds=60), description="one straggler query per interval")
     straggler_window: timedelta = Field(timedelta(seconds=60), description="detector window (query step)")
+    straggler_drop_fraction: float = Field(
+        0.25, gt=0, lt=1, description="a node is a straggler when its throughput drops at least this much..."
+    )
+    straggler_windows: int = Field(3, ge=1, description="...for this many consecutive windows")
 
     url: str = Field("http://127.0.0.1:9090", description="base URL of the Prometheus HTTP API")
     timeout_s: float = Field(5.0, gt=0, description="wall-clock limit for one query (no client retries)")

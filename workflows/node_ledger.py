@@ -18,6 +18,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models.ledger import (
+        DrainRequest,
         Implication,
         LedgerInput,
         LedgerView,
@@ -29,6 +30,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.ledger_rules import drain_allowed, lemon_reason, prune
     from workflows.options import SLURM_READ_RETRY, SLURM_WRITE_RETRY
 
+
+
+def _check_node(node: str) -> None:
+    if not node or any(c in node for c in " ;|&$`'\"\\\n"):
+        raise ValueError(f"invalid node name {node!r}")
 
 
 def ledger_id(cluster: str) -> str:
@@ -60,8 +66,25 @@ class NodeLedgerWorkflow:
 
     @resume_node.validator
     def _validate_resume(self, request: ResumeRequest) -> None:
-        if not request.node or any(c in request.node for c in " ;|&$`'\"\\\n"):
-            raise ValueError(f"invalid node name {request.node!r}")
+        _check_node(request.node)
+
+    @workflow.update
+    async def drain_node(self, request: DrainRequest) -> NodeActionResult:
+        """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
+        reason = f"{request.reason} (by {request.operator} via lazarus)"
+        result = await workflow.execute_activity(
+            "slurm_drain_nodes", NodeAction(nodes=[request.node], reason=reason),
+            result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
+            start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
+            summary=f"drain {request.node} (operator)")
+        record = self._record(request.node)
+        record.drained_by, record.drain_reason, record.drained_at = request.operator, reason, workflow.now()
+        record.resumed_by = record.resumed_at = None
+        return result
+
+    @drain_node.validator
+    def _validate_drain(self, request: DrainRequest) -> None:
+        _check_node(request.node)
 
     @workflow.signal
     def set_cluster_mode(self, change: ModeChange) -> None:

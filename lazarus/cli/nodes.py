@@ -9,7 +9,7 @@ from temporalio.service import RPCError
 
 from lazarus.cli.common import operator_name, print_json, run_async, settings_from
 from lazarus.errors import LazarusError
-from lazarus.models.ledger import ResumeRequest
+from lazarus.models.ledger import DrainRequest, ResumeRequest
 from lazarus.slurm.validate import node_names
 from lazarus.temporal_client import connect
 from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
@@ -28,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("node")
     r.add_argument("--comment")
     r.set_defaults(func=lambda a: run_async(_resume, a))
+    d = nsub.add_parser("drain", help="take a node out of service by hand (recorded in the ledger)")
+    d.add_argument("node")
+    d.add_argument("--reason", required=True, help="why (shown by sinfo -R)")
+    d.set_defaults(func=lambda a: run_async(_drain, a))
 
 
 async def _handle(args: argparse.Namespace):
@@ -55,8 +59,10 @@ async def _list(args: argparse.Namespace) -> int:
         note = rec.refused[-1] if rec.refused else (rec.drain_reason or "")
         if rec.resumed_by:
             note = f"resumed by {rec.resumed_by} at {rec.resumed_at:%Y-%m-%d %H:%M}"
+        elif rec.drained_by:
+            note = f"drained by {rec.drained_by}: {rec.drain_reason}"
         print(f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4}  "
-              f"{'yes' if rec.drained_by_lazarus else 'no':8} {(last.signature if last else '-') or '-'}  {note}")
+              f"{'yes' if rec.drained_by_lazarus or rec.drained_by else 'no':8} {(last.signature if last else '-') or '-'}  {note}")
     return 0
 
 
@@ -70,4 +76,17 @@ async def _resume(args: argparse.Namespace) -> int:
         raise LedgerUnavailable(f"resume of {node} failed: {getattr(exc, 'cause', None) or exc}") from None
     state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or "resumed"
     print(f"{node} returned to service by {operator_name()}: {state}")
+    return 0
+
+
+async def _drain(args: argparse.Namespace) -> int:
+    node = node_names([args.node])[0]
+    settings, handle = await _handle(args)
+    try:
+        result = await handle.execute_update(
+            NodeLedgerWorkflow.drain_node, DrainRequest(node=node, operator=operator_name(), reason=args.reason))
+    except (WorkflowUpdateFailedError, RPCError) as exc:
+        raise LedgerUnavailable(f"drain of {node} failed: {getattr(exc, 'cause', None) or exc}") from None
+    state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or "drained"
+    print(f"{node} taken out of service by {operator_name()}: {state}")
     return 0

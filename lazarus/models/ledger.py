@@ -37,6 +37,7 @@ class NodeRecord(_Model):
     node: str
     implications: list[Implication] = Field(default_factory=list)
     drained_by_lazarus: bool = False
+    drained_by: str | None = Field(None, description="operator who drained it by hand (`lazarus nodes drain`)")
     drain_reason: str | None = None
     drained_at: datetime | None = None
     resumed_by: str | None = None
@@ -60,6 +61,12 @@ class ResumeRequest(_Model):
     node: str
     operator: str = Field(min_length=1)
     comment: str | None = None
+
+
+class DrainRequest(_Model):
+    node: str
+    operator: str = Field(min_length=1)
+    reason: str = Field(min_length=1, max_length=120)
 
 
 class LedgerView(_Model):

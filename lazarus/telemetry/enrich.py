@@ -54,7 +54,8 @@ class Enricher:
         except PrometheusError as exc:
             logger.warning(f"straggler check skipped: {exc}")
             return []
-        return find_stragglers(series, StragglerThresholds())
+        thresholds = StragglerThresholds(drop_fraction=prom.straggler_drop_fraction, min_windows=prom.straggler_windows)
+        return find_stragglers(series, thresholds, metric=prom.throughput_metric)
 
     async def attribute(self, diagnosis: Diagnosis, job_id: int, attempt: int, nodes: list[str]) -> Diagnosis:
         diagnosis = await self._node_health(diagnosis, nodes)

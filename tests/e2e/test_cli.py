@@ -105,3 +105,18 @@ async def test_kill_switch_returns_running_and_new_jobs_to_monitor(e2e, job_dir)
 async def test_unknown_job_is_one_clear_line(e2e):
     proc = lazarus(e2e, "show", "999999", check=False)
     assert proc.returncode == 2 and "not watched by Lazarus" in proc.stderr and "Traceback" not in proc.stderr
+
+
+async def test_operator_drains_and_resumes_a_node_from_the_cli(e2e):
+    for _ in range(60):  # the telemetry worker starts the ledger on its first cycle
+        if lazarus(e2e, "nodes", "--json", check=False).returncode == 0:
+            break
+        await asyncio.sleep(0.5)
+    out = lazarus(e2e, "nodes", "drain", "node4", "--reason", "fan noise").stdout
+    assert "node4 taken out of service" in out
+    assert e2e.cluster.run("sinfo", "-h", "-n", "node4", "-o", "%t").stdout.strip().startswith("drain")
+    rows = json.loads(lazarus(e2e, "nodes", "--json").stdout)["nodes"]
+    assert any(r["node"] == "node4" and r["drained_by"] == "root" for r in rows)
+    lazarus(e2e, "nodes", "resume", "node4")
+    bad = lazarus(e2e, "nodes", "drain", "node4;rm", "--reason", "x", check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

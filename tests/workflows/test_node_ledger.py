@@ -139,3 +139,17 @@ async def test_job_workflow_reports_its_implicated_node_to_the_ledger(ts_env):
     assert run.fake.drains == []  # the ledger drained it, not the job workflow
     assert run.fake.restarts[0].exclude_nodes == ["node2"]
 
+
+
+async def test_operator_drain_is_recorded_with_who_and_why(ts_env):
+    from lazarus.models.ledger import DrainRequest
+
+    fake = FakeNodes()
+    handle, workers = await start_ledger(ts_env, fake)
+    await handle.execute_update(NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="dave",
+                                                                            reason="fan noise"))
+    view = await handle.query(NodeLedgerWorkflow.view)
+    for w in workers:
+        await w.__aexit__(None, None, None)
+    assert fake.nodes["node6"].drained and "fan noise (by dave via lazarus)" in fake.nodes["node6"].reason
+    assert view.nodes[0].drained_by == "dave"
