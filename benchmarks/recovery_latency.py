@@ -107,7 +107,7 @@ async def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="lazarus-bench-"))
     stack = E2EStack(cluster=cluster, root=root)
     stack.write_config()
-    stack.start_server()
+    stack.start_server(first=True)
     stack.start_worker()
     crashes, hangs = [], []
     try:

@@ -95,8 +95,10 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
     @workflow.signal
     def set_mode(self, change: ModeChange) -> None:
         if change.scope == "cluster":
-            # the kill switch: the cluster mode wins over every per-job override
-            self.s.cluster_mode, self.s.job_mode = change.mode or Mode.MONITOR, None
+            self.s.cluster_mode = change.mode or Mode.MONITOR
+            if self.s.cluster_mode == Mode.MONITOR:
+                self.s.job_mode = None  # the kill switch wins over every per-job choice
+            # lifting it (act) keeps a job's own request for monitor mode
         else:
             self.s.job_mode = change.mode
         attributes.upsert_mode(self.mode)

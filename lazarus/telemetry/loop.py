@@ -143,9 +143,10 @@ class TelemetryLoop:
         inp.cluster_mode = override or self.settings.mode
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies)
-            # an operator's cluster-wide mode (kill switch) wins over a policy's mode
+            # the kill switch (cluster-wide monitor) wins over a policy's or a job's mode; act does not
+            # override a job's own request for monitor mode
             inp.policy_name, inp.policy = opt_in.policy_name, opt_in.policy
-            inp.job_mode = None if override else opt_in.policy.mode
+            inp.job_mode = None if override == Mode.MONITOR else opt_in.policy.mode
             tracker.policy = opt_in.policy
         except JobCommentError as exc:
             logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")

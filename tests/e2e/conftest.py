@@ -13,7 +13,7 @@ def e2e(slurm_cluster):
     """One Temporal server + one worker (act mode) for the whole e2e session, on the real test cluster."""
     stack = E2EStack(cluster=slurm_cluster, root=Path(tempfile.mkdtemp(prefix="lazarus-e2e-")))
     stack.write_config()
-    stack.start_server()
+    stack.start_server(first=True)
     stack.start_worker()
     yield stack
     stack.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -47,14 +48,24 @@ TEST_POLICIES = {
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below Linux's ephemeral range (32768-60999), where the kernel's own outgoing
+    connections cannot grab it between this check and the server's bind."""
+    for _ in range(200):
+        port = random.randint(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 20000-32000")
 
 
-def wait_port(port: int, timeout: float = 30) -> None:
+def wait_port(port: int, timeout: float = 30, proc: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the server exited ({proc.returncode}) before port {port} opened")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -95,7 +106,19 @@ class E2EStack:
         }
         self.config_path.write_text(yaml.safe_dump(cfg))
 
-    def start_server(self) -> None:
+    def start_server(self, first: bool = False) -> None:
+        """Start (or restart, on the same ports and database) the Temporal dev server. On the first
+        start a port taken meanwhile by another process is retried on fresh ports."""
+        for attempt in range(3 if first else 1):
+            try:
+                return self._start_server()
+            except AssertionError:
+                if not first or attempt == 2:
+                    raise
+                self.port, self.ui_port = free_port(), free_port()
+                self.write_config()
+
+    def _start_server(self) -> None:
         argv = [str(Path(sys.executable).parent / "temporal"), "server", "start-dev", "--ip", "127.0.0.1",
                 "--port", str(self.port), "--ui-port", str(self.ui_port), "--db-filename", str(self.root / "t.db"),
                 "--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "synchronous=NORMAL",
@@ -105,7 +128,11 @@ class E2EStack:
             argv += ["--search-attribute", f"{name}={kind}"]
         log = open(self.root / "temporal.log", "ab")
         self.server = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-        wait_port(self.port)
+        try:
+            wait_port(self.port, proc=self.server)
+        except AssertionError:
+            self._kill(self.server, signal.SIGKILL)
+            raise
 
     def start_worker(self, slow_release: bool = False) -> None:
         """Start the worker; ``slow_release`` puts a `scontrol` shim first on its PATH that waits 10 s before

@@ -111,3 +111,14 @@ async def test_kill_switch_returns_a_job_to_monitor(ts_env):
         status = await run.handle.query(JobRecoveryWorkflow.status)
         await run.handle.terminate("test done")
     assert status.mode == Mode.MONITOR and run.fake.restarts == []
+
+
+async def test_lifting_the_kill_switch_keeps_a_jobs_own_monitor_request(ts_env):
+    inp = job_input(Mode.ACT).model_copy(update={"job_mode": Mode.MONITOR})
+    async with Running(ts_env.client, inp) as run:
+        await run.handle.signal(JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode.ACT, scope="cluster"))
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await wait_state(ts_env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        status = await run.handle.query(JobRecoveryWorkflow.status)
+        await run.handle.terminate("test done")
+    assert status.mode == Mode.MONITOR and run.fake.restarts == []
