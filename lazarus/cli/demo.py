@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -21,12 +20,18 @@ from pathlib import Path
 
 from temporalio.service import RPCError
 
-from lazarus.cli.common import operator_name, settings_from, ui_link
+from lazarus.cli.common import operator_name, run_slurm, settings_from, ui_link
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.policy import Mode
-from lazarus.models.recovery import Approval, JobStatus, ModeChange, RecoveryState, TERMINAL_STATES
+from lazarus.models.recovery import (
+    TERMINAL_STATES,
+    Approval,
+    JobStatus,
+    ModeChange,
+    RecoveryState,
+)
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
 
@@ -45,18 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _slurm(settings: Settings, *argv: str) -> str:
-    env = None
-    if settings.scheduler.slurm_conf:
-        import os
-
-        env = dict(os.environ, SLURM_CONF=str(settings.scheduler.slurm_conf))
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=env)
-    except FileNotFoundError:
-        raise DemoError(f"{argv[0]} not found: run `lazarus dev up` first (it installs Slurm)") from None
-    if out.returncode != 0:
-        raise DemoError(f"{' '.join(argv[:2])} failed: {out.stderr.strip()}; is the stack up? (`lazarus dev up`)")
-    return out.stdout
+    return run_slurm(settings, *argv, hint="; is the stack up? (`lazarus dev up`)", timeout=30)
 
 
 def _prepare_nodes(settings: Settings) -> None:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from lazarus.cli.common import JobNotWatched, print_json, run_async, settings_from, ui_link
-from lazarus.errors import LazarusError
+from lazarus.cli.common import (
+    JobNotWatched,
+    SlurmCommandFailed,
+    print_json,
+    run_async,
+    run_slurm,
+    settings_from,
+    ui_link,
+)
 from lazarus.models.recovery import JobStatus, RecoveryState
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
@@ -42,25 +48,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda a: run_async(_show, a))
 
 
-class SlurmCommandFailed(LazarusError):
-    pass
-
-
-def _slurm(argv: list[str], settings) -> str:
-    env = None
-    if settings.scheduler.slurm_conf:
-        import os
-
-        env = dict(os.environ, SLURM_CONF=str(settings.scheduler.slurm_conf))
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
-    except FileNotFoundError:
-        raise SlurmCommandFailed(f"{argv[0]} not found: is slurm-client installed and on PATH?") from None
-    if out.returncode != 0:
-        raise SlurmCommandFailed(f"{' '.join(argv[:2])} failed: {out.stderr.strip() or out.stdout.strip()}")
-    return out.stdout.strip()
-
-
 def _comment(policy: str) -> str:
     return json.dumps({"lazarus": {"policy": policy}})
 
@@ -71,7 +58,7 @@ def _submit(args: argparse.Namespace) -> int:
     opts = [] if any(a.startswith("--comment") for a in extra) else [f"--comment={_comment(args.policy)}"]
     if not any(a.startswith("--open-mode") for a in extra):
         opts.append("--open-mode=append")
-    out = _slurm(["sbatch", "--parsable", *opts, *extra], settings)
+    out = run_slurm(settings, "sbatch", "--parsable", *opts, *extra)
     job_id = out.split(";")[0].strip()
     if not job_id.isdigit():
         raise SlurmCommandFailed(f"sbatch printed no job id: {out[:200]!r}")
@@ -82,7 +69,7 @@ def _submit(args: argparse.Namespace) -> int:
 def _watch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     job_id = validate_job_id(args.job_id)
-    _slurm(["scontrol", "update", f"JobId={job_id}", f"Comment={_comment(args.policy)}"], settings)
+    run_slurm(settings, "scontrol", "update", f"JobId={job_id}", f"Comment={_comment(args.policy)}")
     print(f"job {job_id} is now opted in; Lazarus picks it up within one discovery cycle: "
           f"{ui_link(settings, workflow_id(settings.cluster, job_id))}")
     return 0

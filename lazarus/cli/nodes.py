@@ -66,27 +66,22 @@ async def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _resume(args: argparse.Namespace) -> int:
-    node = node_names([args.node])[0]
+async def _operator_update(args: argparse.Namespace, update, request, verb: str) -> int:
     settings, handle = await _handle(args)
     try:
-        result = await handle.execute_update(
-            NodeLedgerWorkflow.resume_node, ResumeRequest(node=node, operator=operator_name(), comment=args.comment))
+        result = await handle.execute_update(update, request)
     except (WorkflowUpdateFailedError, RPCError) as exc:
-        raise LedgerUnavailable(f"resume of {node} failed: {getattr(exc, 'cause', None) or exc}") from None
-    state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or "resumed"
-    print(f"{node} returned to service by {operator_name()}: {state}")
+        raise LedgerUnavailable(f"{verb} of {request.node} failed: {getattr(exc, 'cause', None) or exc}") from None
+    state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or verb
+    print(f"{request.node}: {verb} by {request.operator}: {state}")
     return 0
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    request = ResumeRequest(node=node_names([args.node])[0], operator=operator_name(), comment=args.comment)
+    return await _operator_update(args, NodeLedgerWorkflow.resume_node, request, "returned to service")
 
 
 async def _drain(args: argparse.Namespace) -> int:
-    node = node_names([args.node])[0]
-    settings, handle = await _handle(args)
-    try:
-        result = await handle.execute_update(
-            NodeLedgerWorkflow.drain_node, DrainRequest(node=node, operator=operator_name(), reason=args.reason))
-    except (WorkflowUpdateFailedError, RPCError) as exc:
-        raise LedgerUnavailable(f"drain of {node} failed: {getattr(exc, 'cause', None) or exc}") from None
-    state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or "drained"
-    print(f"{node} taken out of service by {operator_name()}: {state}")
-    return 0
+    request = DrainRequest(node=node_names([args.node])[0], operator=operator_name(), reason=args.reason)
+    return await _operator_update(args, NodeLedgerWorkflow.drain_node, request, "taken out of service")

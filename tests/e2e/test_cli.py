@@ -77,7 +77,7 @@ async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
     bad = final.attempts[0].anomaly.diagnosis.implicated_nodes[0]
     assert any(r["node"] == bad and any(i["job_id"] == job for i in r["implications"]) for r in nodes["nodes"])
     out = lazarus(e2e, "nodes", "resume", bad).stdout
-    assert f"{bad} returned to service" in out
+    assert f"{bad}: returned to service by" in out
     restore_nodes(e2e.cluster)
 
 
@@ -113,7 +113,7 @@ async def test_operator_drains_and_resumes_a_node_from_the_cli(e2e):
             break
         await asyncio.sleep(0.5)
     out = lazarus(e2e, "nodes", "drain", "node4", "--reason", "fan noise").stdout
-    assert "node4 taken out of service" in out
+    assert "node4: taken out of service by" in out
     assert e2e.cluster.run("sinfo", "-h", "-n", "node4", "-o", "%t").stdout.strip().startswith("drain")
     rows = json.loads(lazarus(e2e, "nodes", "--json").stdout)["nodes"]
     assert any(r["node"] == "node4" and r["drained_by"] == "root" for r in rows)
