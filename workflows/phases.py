@@ -18,7 +18,6 @@ ALLOWED_TRANSITIONS: dict[S, frozenset[S]] = {
             S.COMPLETED,  # the job finished successfully
             S.STOPPED,  # the job was cancelled or ended with nothing to recover
             S.IGNORED,  # the opt-in comment is invalid
-            S.VERIFYING,  # Slurm requeued the job itself (node failure): wait for the new attempt
         }
     ),
     S.SUSPECTED: frozenset(
