@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -144,4 +145,6 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
+    # SIGTERM (e.g. `timeout`) ends the run like Ctrl-C, so the Temporal server and worker are stopped
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     sys.exit(asyncio.run(main()))
