@@ -61,16 +61,26 @@ class AttemptTelemetry:
     anomaly_reported: bool = False
     first_failure_seen_at: datetime | None = None
     step: int | None = None
-    last_progress_at: datetime | None = None
-    max_step_interval: timedelta | None = None
     checkpoint: int | None = None
     digest_sent_at: datetime | None = None
     digest_step: int | None = None
     digest_checkpoint: int | None = None
     stragglers_reported: set[str] = field(default_factory=set)
-    checkpointing: bool = False
     digest_checkpointing: bool = False
     digest_budget: timedelta | None = None
+
+    # progress timing lives in the hang learner; these read it rather than keep copies
+    @property
+    def last_progress_at(self) -> datetime | None:
+        return self.hang.last_progress_at
+
+    @property
+    def max_step_interval(self) -> timedelta | None:
+        return self.hang.slowest_step_interval
+
+    @property
+    def checkpointing(self) -> bool:
+        return self.hang.phase is HangPhase.CHECKPOINT
 
 
 @dataclass
@@ -133,9 +143,6 @@ class JobTracker:
     @staticmethod
     def _record_progress(cur: AttemptTelemetry, sample, now: datetime) -> None:
         cur.hang.observe(sample, now)
-        cur.checkpointing = cur.hang.phase is HangPhase.CHECKPOINT
-        cur.max_step_interval = cur.hang.slowest_step_interval
-        cur.last_progress_at = cur.hang.last_progress_at
         if sample.event == ProgressEvent.CHECKPOINT_START:
             return
         if sample.step is not None and (cur.step is None or sample.step > cur.step):
