@@ -1,6 +1,7 @@
 """NodeLedgerWorkflow: one per cluster (id ``lazarus-<cluster>-ledger``).
 
-Job workflows report every node they implicate (signal ``record_implication``).
+Job workflows report every node they implicate (signal ``record_implication``;
+ids and message names: :mod:`lazarus.models.names`).
 The ledger keeps the history, drains a node once however many jobs blame it,
 drains "lemon" nodes that several different jobs implicated within a window,
 and never drains more than a configured share of the cluster. Operators list
@@ -11,12 +12,11 @@ with `lazarus mode` (the kill switch), which new jobs start in.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from lazarus.models import names
     from lazarus.models.ledger import (
         DrainRequest,
         Implication,
@@ -28,8 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.recovery import ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
     from workflows.ledger_rules import drain_allowed, lemon_reason, prune
-    from workflows.options import SLURM_READ_RETRY, SLURM_WRITE_RETRY
-
+    from workflows.options import SLURM_READ, SLURM_WRITE
 
 
 def _check_node(node: str) -> None:
@@ -37,11 +36,7 @@ def _check_node(node: str) -> None:
         raise ValueError(f"invalid node name {node!r}")
 
 
-def ledger_id(cluster: str) -> str:
-    return f"lazarus-{cluster}-ledger"
-
-
-@workflow.defn
+@workflow.defn(name=names.LEDGER_WORKFLOW)
 class NodeLedgerWorkflow:
     @workflow.init
     def __init__(self, inp: LedgerInput) -> None:
@@ -49,17 +44,16 @@ class NodeLedgerWorkflow:
         self._inbox: list[Implication] = []
         self._resumes: list[ResumeRequest] = []
 
-    @workflow.signal
+    @workflow.signal(name=names.RECORD_IMPLICATION)
     def record_implication(self, implication: Implication) -> None:
         self._inbox.append(implication)
 
-    @workflow.update
+    @workflow.update(name=names.RESUME_NODE)
     async def resume_node(self, request: ResumeRequest) -> NodeActionResult:
         result = await workflow.execute_activity(
             "slurm_resume_nodes", NodeAction(nodes=[request.node], reason=request.comment or ""),
             result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-            start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
-            summary=f"resume {request.node}")
+            summary=f"resume {request.node}", **SLURM_WRITE)
         record = self._record(request.node)
         record.drained_by_lazarus, record.resumed_by, record.resumed_at = False, request.operator, workflow.now()
         return result
@@ -68,15 +62,14 @@ class NodeLedgerWorkflow:
     def _validate_resume(self, request: ResumeRequest) -> None:
         _check_node(request.node)
 
-    @workflow.update
+    @workflow.update(name=names.DRAIN_NODE)
     async def drain_node(self, request: DrainRequest) -> NodeActionResult:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
         reason = f"{request.reason} (by {request.operator} via lazarus)"
         result = await workflow.execute_activity(
             "slurm_drain_nodes", NodeAction(nodes=[request.node], reason=reason),
             result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-            start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
-            summary=f"drain {request.node} (operator)")
+            summary=f"drain {request.node} (operator)", **SLURM_WRITE)
         record = self._record(request.node)
         record.drained_by, record.drain_reason, record.drained_at = request.operator, reason, workflow.now()
         record.resumed_by = record.resumed_at = None
@@ -86,13 +79,13 @@ class NodeLedgerWorkflow:
     def _validate_drain(self, request: DrainRequest) -> None:
         _check_node(request.node)
 
-    @workflow.signal
+    @workflow.signal(name=names.SET_CLUSTER_MODE)
     def set_cluster_mode(self, change: ModeChange) -> None:
         """The cluster-wide mode (kill switch) for jobs discovered from now on."""
         self.s.mode_override = change.mode.value if change.mode else None
         self.s.mode_set_by = change.operator
 
-    @workflow.query
+    @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
         return LedgerView(cluster=self.s.cluster, policy=self.s.policy,
                           nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
@@ -131,8 +124,7 @@ class NodeLedgerWorkflow:
         try:
             nodes: list[NodeState] = await workflow.execute_activity(
                 "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=SLURM_READ_RETRY,
-                summary="read node states")
+                summary="read node states", **SLURM_READ)
         except ActivityError as exc:  # the ledger outlives a scheduler outage; the job's exclusion still holds
             record.refused.append(f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: scheduler unreadable "
                                   f"({exc.cause or exc})")
@@ -151,8 +143,7 @@ class NodeLedgerWorkflow:
         try:
             await workflow.execute_activity(
                 "slurm_drain_nodes", NodeAction(nodes=[record.node], reason=reason), result_type=NodeActionResult,
-                task_queue=self.s.scheduler_queue, start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=SLURM_WRITE_RETRY, summary=f"drain {record.node}")
+                task_queue=self.s.scheduler_queue, summary=f"drain {record.node}", **SLURM_WRITE)
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")
             return

@@ -33,7 +33,8 @@ from lazarus.models.recovery import (
     RecoveryState,
 )
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 
 class DemoError(LazarusError):

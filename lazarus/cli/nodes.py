@@ -12,7 +12,8 @@ from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, ResumeRequest
 from lazarus.slurm.validate import node_names
 from lazarus.temporal_client import connect
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+from lazarus.models.names import ledger_id
+from workflows.node_ledger import NodeLedgerWorkflow
 
 
 class LedgerUnavailable(LazarusError):
