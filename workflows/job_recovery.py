@@ -22,7 +22,6 @@ import asyncio
 from collections import deque
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
@@ -37,12 +36,10 @@ with workflow.unsafe.imports_passed_through():
         JobRecoveryInput,
         JobStatus,
         ModeChange,
-        ProgressView,
         RecoveryState,
         Rejection,
     )
-    from lazarus.models.slurm import JobActionResult, NodeActionResult, RestartResult
-    from workflows import attributes
+    from workflows import attributes, calls
     from workflows.effects import (
         Answered,
         AwaitAnswer,
@@ -50,22 +47,16 @@ with workflow.unsafe.imports_passed_through():
         Decide,
         DecisionExpired,
         Details,
-        DrainFailed,
         Effect,
-        HoldReleased,
         Input,
         Isolate,
-        ProgressChecked,
         ReleaseHold,
         Requeue,
-        Requeued,
-        RequeueFailed,
         SearchAttributes,
         WatchdogFired,
         Warn,
         WorkflowStarted,
     )
-    from workflows.options import SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
     from workflows.transitions import answer_refusal, apply, watchdog_deadline
     from workflows.watchdog import Watchdog
 
@@ -215,13 +206,13 @@ class JobRecoveryWorkflow:
         if isinstance(effect, AwaitAnswer):
             return await self._await_answer(effect)
         if isinstance(effect, CheckProgress):
-            return await self._check_progress(effect)
+            return await calls.check_progress(effect)
         if isinstance(effect, Isolate):
-            return await self._isolate(effect)
+            return await calls.isolate(effect)
         if isinstance(effect, Requeue):
-            return await self._requeue(effect)
+            return await calls.requeue(effect)
         if isinstance(effect, ReleaseHold):
-            return await self._release(effect)
+            return await calls.release(effect)
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _await_answer(self, effect: AwaitAnswer) -> Input:
@@ -239,60 +230,6 @@ class JobRecoveryWorkflow:
 
     def _superseded(self, attempt: int) -> bool:
         return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)
-
-    async def _check_progress(self, effect: CheckProgress) -> Input:
-        try:
-            view = await workflow.execute_activity(
-                "telemetry_job_progress", effect.query, result_type=ProgressView, task_queue=effect.task_queue,
-                summary=f"confirm no progress in attempt {effect.query.attempt}", **TELEMETRY_READ)
-        except ActivityError as exc:
-            # no telemetry to confirm with: the workflow's own view decides (it was silent for the budget)
-            workflow.logger.warning(f"job {self.s.job_id}: progress check failed ({exc.cause}); deciding on the "
-                                    "last progress the workflow heard")
-            view = ProgressView(known=True)
-        return ProgressChecked(attempt=effect.query.attempt, view=view)
-
-    async def _isolate(self, effect: Isolate) -> Input | None:
-        """Through the cluster's node ledger (one drain however many jobs blame a node, within the drain
-        budget), or directly when no ledger runs or it cannot be reached."""
-        if effect.ledger_workflow_id:
-            ledger = workflow.get_external_workflow_handle(effect.ledger_workflow_id)
-            try:
-                for implication in effect.implications:
-                    await ledger.signal(names.RECORD_IMPLICATION, implication)
-                return None
-            except ApplicationError as exc:
-                workflow.logger.warning(f"node ledger unreachable ({exc}); draining directly")
-        if effect.drain is None:
-            return None
-        try:
-            await workflow.execute_activity(
-                "slurm_drain_nodes", effect.drain, result_type=NodeActionResult, task_queue=effect.task_queue,
-                summary=f"drain {','.join(effect.drain.nodes)}", **SLURM_WRITE)
-        except ActivityError as exc:
-            return DrainFailed(cause=str(exc.cause))
-        return None
-
-    async def _requeue(self, effect: Requeue) -> Input:
-        request = effect.request
-        try:
-            result = await workflow.execute_activity(
-                "slurm_restart_excluding", request, result_type=RestartResult, task_queue=effect.task_queue,
-                summary=f"requeue job {request.job_id} excluding {','.join(request.exclude_nodes) or 'no nodes'}",
-                **SLURM_RESTART)
-        except ActivityError as exc:
-            return RequeueFailed(cause=str(exc.cause or exc))
-        return Requeued(result=result)
-
-    async def _release(self, effect: ReleaseHold) -> Input | None:
-        try:
-            await workflow.execute_activity(
-                "slurm_release_job", effect.job_id, result_type=JobActionResult, task_queue=effect.task_queue,
-                summary="fail-open: release if held", **SLURM_WRITE)
-        except ActivityError as exc:
-            workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
-            return None
-        return HoldReleased()
 
 
 def _immediate(effect: Effect) -> bool:
