@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from datetime import datetime
 
 from temporalio import workflow
 
@@ -68,7 +69,7 @@ class JobRecoveryWorkflow:
         self.s = inp
         self._events: list = []
         self._answer: Approval | Rejection | None = None
-        self._hang_deadline = None
+        self._hang_deadline: datetime | None = None
         self._watchdog = Watchdog()
 
     # ---- messages ------------------------------------------------------------------------
