@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from lazarus.errors import JobCommentError, shorten
-from lazarus.models.policy import JOB_OVERRIDABLE, Mode, Policy
+from lazarus.models.policy import JOB_OVERRIDABLE, HangPhase, Mode, Policy
 
 MAX_COMMENT_BYTES = 4096
 
@@ -72,10 +72,10 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object) -> 
         raise JobCommentError(f"job comment override {where}: {first['msg']}") from None
     if policy.mode is not None and policy.mode != base.mode and policy.mode == Mode.ACT and base.mode != Mode.ACT:
         raise JobCommentError("a job may ask for monitor mode in its comment, but not for act mode")
-    # a job may tighten, never loosen, the operator's limits
+    # a job may tighten, never loosen, the operator's limits; hang budgets go through the policy's one clamp
     policy = policy.model_copy(update={
-        "hang_budget": min(max(policy.hang_budget, base.hang_budget_min), base.hang_budget_max),
-        "startup_grace": min(policy.startup_grace, max(base.startup_grace, base.hang_budget_max)),
+        "hang_budget": base.clamp_hang_budget(policy.hang_budget, HangPhase.TRAINING),
+        "startup_grace": base.clamp_hang_budget(policy.startup_grace, HangPhase.STARTUP),
         "max_attempts": min(policy.max_attempts, base.max_attempts),
         "max_attempts_without_checkpoint": min(policy.max_attempts_without_checkpoint,
                                                base.max_attempts_without_checkpoint),
