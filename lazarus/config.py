@@ -2,11 +2,12 @@
 
 Sources, highest priority first: keyword arguments, ``LAZARUS_*`` environment
 variables (nested with ``__``, e.g. ``LAZARUS_TEMPORAL__ADDRESS``), the YAML
-file named by ``LAZARUS_CONFIG`` (or passed to :func:`load_settings`), then
-the defaults below. Unknown keys are rejected so a typo never silently falls
+file named by ``LAZARUS_CONFIG`` (or passed to :func:`load_settings`, read by
+pydantic-settings' own YAML source), then the defaults below. Unknown keys are rejected so a typo never silently falls
 back to a default.
 
-Nothing here is read at import time: workflow code must never import this
+Nothing here is read at import time, not even the environment (every default
+that depends on it is computed when the settings load): workflow code must never import this
 module (the workflow sandbox re-imports modules, and configuration is I/O).
 """
 
@@ -20,13 +21,22 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    YamlConfigSettingsSource,
+)
 
 from lazarus.errors import ConfigError
 from lazarus.models.ledger import LedgerPolicy
 from lazarus.models.policy import Mode, Policy
 
-DEFAULT_STATE_DIR = Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
+
+def default_state_dir() -> Path:
+    """Where `lazarus dev` keeps its state unless configured: ``$LAZARUS_STATE_DIR_DEFAULT``, read when called."""
+    return Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
 
 
 class _Strict(BaseModel):
@@ -117,7 +127,7 @@ class DiscoverySettings(_Strict):
 class DevSettings(_Strict):
     """The embedded local stack behind `lazarus dev`."""
 
-    state_dir: Path = Field(DEFAULT_STATE_DIR, description="all state, logs and pid files live here")
+    state_dir: Path = Field(default_factory=default_state_dir, description="all state, logs and pid files live here")
     temporal_port: int = Field(17233, ge=1024, le=65535, description="Temporal dev server gRPC port")
     temporal_ui_port: int = Field(18233, ge=1024, le=65535, description="Temporal Web UI port")
     slurmctld_port: int = Field(16817, ge=1024, le=65535, description="slurmctld port")
@@ -194,7 +204,7 @@ class Settings(BaseSettings):
     )
     ledger: LedgerPolicy = LedgerPolicy()
     attribution: AttributionSettings = AttributionSettings()
-    dev: DevSettings = DevSettings()
+    dev: DevSettings = Field(default_factory=DevSettings)  # built at load: its state_dir reads the environment
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
@@ -215,35 +225,36 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls))
+        return (init_settings, env_settings, _YamlFile(settings_cls, yaml_file=_CONFIG_FILE.get()))
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    """The YAML file's values, below the environment in priority."""
-
-    data: ContextVar[dict[str, Any]] = ContextVar("lazarus_yaml_data", default={})
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self.data.get().get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return dict(self.data.get())
+# The file :func:`load_settings` is loading; None while it loads none (or outside a load).
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("lazarus_config_file", default=None)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+class _YamlFile(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source, below the environment, failing in one line that names the file."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration file {file_path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"configuration file {file_path} is not valid YAML: {_describe_yaml_error(exc)}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"configuration file {file_path} must hold a mapping at the top level")
+        return data
+
+
+def _check_readable(path: Path) -> None:
+    """Refuse a missing or unreadable file: pydantic-settings skips any path that is not a file silently."""
     try:
-        text = path.read_text(encoding="utf-8")
+        path.open("rb").close()
     except FileNotFoundError:
         raise ConfigError(f"configuration file {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {_describe_yaml_error(exc)}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
-    return data
 
 
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
@@ -272,9 +283,10 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
 def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """Load and validate configuration, raising :class:`ConfigError` with a readable message."""
     path = path or os.environ.get("LAZARUS_CONFIG")
-    data: dict[str, Any] = _read_yaml(Path(path)) if path else {}
+    if path:
+        _check_readable(Path(path))
     source = f"file {path} and LAZARUS_* environment" if path else "LAZARUS_* environment"
-    token = _YamlSource.data.set(data)
+    token = _CONFIG_FILE.set(Path(path) if path else None)
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -287,4 +299,4 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
             " or set one field with LAZARUS_<SECTION>__<FIELD>"
         ) from None
     finally:
-        _YamlSource.data.reset(token)
+        _CONFIG_FILE.reset(token)

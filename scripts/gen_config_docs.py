@@ -8,7 +8,7 @@ committed page differs from what this script writes.
     python scripts/gen_config_docs.py           # rewrite docs/configuration.md
     python scripts/gen_config_docs.py --check   # exit 1 if it is out of date
 
-Run it with no LAZARUS_* variables set: one default (dev.state_dir) reads the environment.
+Run it with no LAZARUS_* variables set: one default (dev.state_dir) follows the environment.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ variables use ISO 8601 or `HH:MM:SS` (`LAZARUS_DISCOVERY__INTERVAL=PT2S`). Envir
 case-insensitive, so policy names set through the environment are lower case.
 
 Two more variables are read outside the model: `LAZARUS_CONFIG` (the YAML file, as above) and
-`LAZARUS_STATE_DIR_DEFAULT` (changes the default of `dev.state_dir`, read once at import).
+`LAZARUS_STATE_DIR_DEFAULT` (changes the default of `dev.state_dir`, read when the configuration loads).
 """
 
 
