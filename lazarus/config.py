@@ -46,8 +46,12 @@ class _Strict(BaseModel):
 class TemporalSettings(_Strict):
     """How workers and the CLI reach Temporal."""
 
-    address: str = Field("127.0.0.1:17233", description="host:port of the Temporal frontend (gRPC)")
-    namespace: str = Field("default", description="Temporal namespace holding Lazarus workflows")
+    address: str = Field(
+        "127.0.0.1:17233",
+        description="host:port of the Temporal frontend (gRPC)",
+        json_schema_extra={"pattern": r"^.+:[0-9]{1,5}$"},  # _host_port, for the Helm chart's schema
+    )
+    namespace: str = Field("default", min_length=1, description="Temporal namespace holding Lazarus workflows")
     ui_url: str = Field("http://127.0.0.1:18233", description="Base URL of the Temporal Web UI, for links")
     tls: bool = Field(False, description="Connect with TLS")
     tls_client_cert: Path | None = Field(None, description="PEM client certificate for mTLS")
@@ -73,9 +77,13 @@ class TemporalSettings(_Strict):
 class TaskQueues(_Strict):
     """Task queue per worker role (see docs/architecture.md)."""
 
-    control: str = Field("lazarus-control", description="workflows and recovery decisions")
-    scheduler: str = Field("lazarus-scheduler", description="Slurm actions (hold, exclude, release, drain)")
-    telemetry: str = Field("lazarus-telemetry", description="log tailing, Prometheus queries, node health")
+    control: str = Field("lazarus-control", min_length=1, description="workflows and recovery decisions")
+    scheduler: str = Field(
+        "lazarus-scheduler", min_length=1, description="Slurm actions (hold, exclude, release, drain)"
+    )
+    telemetry: str = Field(
+        "lazarus-telemetry", min_length=1, description="log tailing, Prometheus queries, node health"
+    )
 
 
 class SshSettings(_Strict):
@@ -83,7 +91,7 @@ class SshSettings(_Strict):
 
     host: str = Field(..., description="login node host name or address")
     port: int = Field(22, ge=1, le=65535, description="SSH port of the login node")
-    user: str = Field("root", description="remote user that runs Slurm commands")
+    user: str = Field("root", min_length=1, description="remote user that runs Slurm commands")
     key_file: Path | None = Field(None, description="private key file; the SSH agent is used when unset")
     known_hosts: Path | None = Field(
         None, description="known_hosts file; host keys are always verified (~/.ssh/known_hosts when unset)"
@@ -111,7 +119,7 @@ class SchedulerSettings(_Strict):
 class DiscoverySettings(_Strict):
     """The cluster-level discovery and telemetry loop."""
 
-    interval: timedelta = Field(timedelta(seconds=1), description="one scheduler query per interval")
+    interval: timedelta = Field(timedelta(seconds=1), gt=timedelta(0), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
     offsets_file: Path | None = Field(
         None, description="where the telemetry worker keeps its log offsets across restarts (default: "
@@ -146,6 +154,7 @@ class WorkerSettings(_Strict):
 
     graceful_shutdown: timedelta = Field(
         timedelta(seconds=30),
+        ge=timedelta(0),
         description="on SIGTERM, running activities get this long to finish before they are cancelled;"
         " Kubernetes terminationGracePeriodSeconds must be longer (the Helm chart enforces it)",
     )
@@ -164,14 +173,16 @@ class PrometheusSettings(_Strict):
     """Where the telemetry worker reads training throughput (straggler detection) and node-agent health."""
 
     enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
-    straggler_interval: timedelta = Field(timedelta(seconds=60), description="one straggler query per interval")
+    straggler_interval: timedelta = Field(
+        timedelta(seconds=60), gt=timedelta(0), description="one straggler query per interval"
+    )
     straggler_window: timedelta = Field(timedelta(seconds=60), description="detector window (query step)")
     straggler_drop_fraction: float = Field(
         0.25, gt=0, lt=1, description="a node is a straggler when its throughput drops at least this much..."
     )
     straggler_windows: int = Field(3, ge=1, description="...for this many consecutive windows")
 
-    url: str = Field("http://127.0.0.1:9090", description="base URL of the Prometheus HTTP API")
+    url: str = Field("http://127.0.0.1:9090", pattern=r"^https?://", description="base URL of the Prometheus HTTP API")
     timeout_s: float = Field(5.0, gt=0, description="wall-clock limit for one query (no client retries)")
     throughput_metric: str = Field(
         "lazarus_rank_samples_per_second", description="gauge by job_id, node, rank (see docs/stragglers.md)"
@@ -181,7 +192,9 @@ class PrometheusSettings(_Strict):
 class AttributionSettings(_Strict):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
-    provider_url: str | None = Field(None, description="POST diagnosis + context here; None disables it")
+    provider_url: str | None = Field(
+        None, pattern=r"^https?://", description="POST diagnosis + context here; None disables it"
+    )
     timeout_s: float = Field(2.0, gt=0, le=30, description="the provider gets this long; then built-in rules apply")
 
 

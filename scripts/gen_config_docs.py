@@ -81,8 +81,11 @@ def _rules(field: FieldInfo) -> str:
     rules = []
     for meta in field.metadata:
         for attr, sign in words.items():
-            if getattr(meta, attr, None) is not None:
-                rules.append(f"{sign} {getattr(meta, attr)}")
+            bound = getattr(meta, attr, None)
+            if bound is not None:
+                rules.append(f"{sign} {bound.total_seconds():g} s" if isinstance(bound, timedelta) else f"{sign} {bound}")
+        if getattr(meta, "min_length", None) == 1:
+            rules.append("not empty")
         if getattr(meta, "pattern", None):
             rules.append(f"matches `{meta.pattern}`")
     return f" ({', '.join(rules)})" if rules else ""
