@@ -254,7 +254,8 @@ class _YamlFile(YamlConfigSettingsSource):
         except OSError as exc:
             raise ConfigError(f"cannot read configuration file {file_path}: {exc.strerror}") from None
         except yaml.YAMLError as exc:
-            raise ConfigError(f"configuration file {file_path} is not valid YAML: {_describe_yaml_error(exc)}") from None
+            problem = _describe_yaml_error(exc)
+            raise ConfigError(f"configuration file {file_path} is not valid YAML: {problem}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"configuration file {file_path} must hold a mapping at the top level")
         return data

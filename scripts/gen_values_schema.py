@@ -76,7 +76,8 @@ class _ChartJsonSchema(GenerateJsonSchema):
     """Marks durations (with their bounds in seconds) so they can become the chart's duration rule."""
 
     def timedelta_schema(self, schema: core_schema.TimedeltaSchema) -> JsonSchemaValue:
-        bounds = {key: schema[bound].total_seconds() for bound, key in _BOUNDS.items() if bound in schema}  # type: ignore[literal-required]
+        given: dict[str, Any] = dict(schema)
+        bounds = {key: given[bound].total_seconds() for bound, key in _BOUNDS.items() if bound in given}
         return {"x-duration": True, **bounds}
 
 
@@ -165,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     text = render()
     if args.check:
         if not SCHEMA.exists() or SCHEMA.read_text(encoding="utf-8") != text:
-            print(f"{SCHEMA.relative_to(REPO)} is out of date: run python scripts/gen_values_schema.py", file=sys.stderr)
+            stale = SCHEMA.relative_to(REPO)
+            print(f"{stale} is out of date: run python scripts/gen_values_schema.py", file=sys.stderr)
             return 1
         return 0
     SCHEMA.write_text(text, encoding="utf-8")

@@ -68,7 +68,9 @@ def test_every_duration_of_a_policy_uses_the_chart_duration_rule() -> None:
     assert {name: policy_schema[name].get("$ref") for name in durations} == dict.fromkeys(durations, "#/$defs/duration")
 
 
-@pytest.mark.parametrize("text", ["PT30M", "PT1H30M", "P1D", "PT0.5S", "01:30:00", "90:00", "soon", "30m", "P", "PT", ""])
+@pytest.mark.parametrize(
+    "text", ["PT30M", "PT1H30M", "P1D", "PT0.5S", "01:30:00", "90:00", "soon", "30m", "P", "PT", ""]
+)
 def test_the_duration_rule_accepts_a_string_exactly_when_pydantic_does(text: str) -> None:
     branch = SCHEMA["$defs"]["duration"]["anyOf"][1]["allOf"]
     by_schema = all(re.search(rule["pattern"], text) for rule in branch)
