@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from lazarus.config import DEFAULT_STATE_DIR, Settings, load_settings
+from lazarus.config import Settings, default_state_dir, load_settings
 from lazarus.errors import LazarusError
 
 T = TypeVar("T")
@@ -26,8 +26,8 @@ class JobNotWatched(LazarusError):
 def settings_from(args: Any) -> Settings:
     """--config, else $LAZARUS_CONFIG, else the embedded dev stack's config if `lazarus dev up` wrote one."""
     path = getattr(args, "config", None) or os.environ.get("LAZARUS_CONFIG")
-    if not path and (DEFAULT_STATE_DIR / "lazarus.yaml").exists():
-        path = str(DEFAULT_STATE_DIR / "lazarus.yaml")
+    if not path and (default_state_dir() / "lazarus.yaml").exists():
+        path = str(default_state_dir() / "lazarus.yaml")
     return load_settings(path)
 
 

@@ -15,7 +15,7 @@ class LedgerPolicy(_Model):
     """Rules for cross-job node decisions."""
 
     lemon_job_count: int = Field(3, ge=2, description="a node implicated by this many different jobs is a lemon")
-    lemon_window: timedelta = Field(timedelta(hours=24), description="...within this window")
+    lemon_window: timedelta = Field(timedelta(hours=24), gt=timedelta(0), description="...within this window")
     max_drain_fraction: float = Field(
         0.25, gt=0, le=1, description="never drain more than this fraction of the cluster's nodes"
     )
