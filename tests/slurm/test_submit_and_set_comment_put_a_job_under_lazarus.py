@@ -72,19 +72,28 @@ async def test_set_comment_opts_in_a_queued_job_once_and_verifies_it(
     assert writes(recorder) == [["scontrol", "update", f"JobId={job_id}", f"Comment={OPT_IN}"]]
 
 
-@pytest.mark.parametrize("transport", ["local_client", "ssh_client"])
 async def test_shell_metacharacters_in_a_comment_are_stored_as_data_and_never_run(
-    transport: str, request: pytest.FixtureRequest, slurm_cluster: SlurmCluster, jobs: list[int], tmp_path: Path
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, jobs: list[int], tmp_path: Path
 ) -> None:
-    client: SlurmClient = request.getfixturevalue(transport)
-    marker = tmp_path / "pwned"
+    await comment_is_data(slurm_cluster, local_client, jobs, tmp_path / "pwned")
+
+
+@pytest.mark.ssh
+async def test_over_ssh_too_a_comment_is_quoted_and_never_run_by_the_remote_shell(
+    slurm_cluster: SlurmCluster, ssh_client: SlurmClient, jobs: list[int], tmp_path: Path
+) -> None:
+    await comment_is_data(slurm_cluster, ssh_client, jobs, tmp_path / "pwned")
+
+
+async def comment_is_data(cluster: SlurmCluster, client: SlurmClient, jobs: list[int], marker: Path) -> None:
+    """set_comment and submit store a comment full of shell syntax exactly, and no shell runs any of it."""
     comment = json.dumps({"lazarus": {"policy": "default"},
                           "note": f"$(touch {marker}); `touch {marker}` | touch {marker} && 'q\" Restarts=9"})
-    job_id = submit_job(slurm_cluster, "sleep 60", hold=True, time=1)
+    job_id = submit_job(cluster, "sleep 60", hold=True, time=1)
     jobs.append(job_id)
 
     result = await client.set_comment(job_id, comment)
-    submitted = await client.submit(SubmitRequest(args=held_job_args(slurm_cluster), comment=comment))
+    submitted = await client.submit(SubmitRequest(args=held_job_args(cluster), comment=comment))
     jobs.append(submitted.job_id)
 
     assert result.comment == comment and submitted.comment == comment
