@@ -6,7 +6,6 @@ import asyncio
 import getpass
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -54,18 +53,3 @@ def print_json(data: Any) -> None:
 def ui_link(settings: Settings, workflow_id: str) -> str:
     return f"{settings.temporal.ui_url}/namespaces/{settings.temporal.namespace}/workflows/{workflow_id}"
 
-
-class SlurmCommandFailed(LazarusError):
-    """A Slurm client command the CLI ran directly failed."""
-
-
-def run_slurm(settings: Settings, *argv: str, hint: str = "", timeout: float = 60) -> str:
-    """Run a Slurm client command against the configured cluster; one clear error if it fails."""
-    env = dict(os.environ, SLURM_CONF=str(settings.scheduler.slurm_conf)) if settings.scheduler.slurm_conf else None
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    except FileNotFoundError:
-        raise SlurmCommandFailed(f"{argv[0]} not found: is slurm-client installed and on PATH?{hint}") from None
-    if out.returncode != 0:
-        raise SlurmCommandFailed(f"{' '.join(argv[:2])} failed: {out.stderr.strip() or out.stdout.strip()}{hint}")
-    return out.stdout.strip()

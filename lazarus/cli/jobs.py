@@ -11,14 +11,15 @@ from temporalio.service import RPCError
 
 from lazarus.cli.common import (
     JobNotWatched,
-    SlurmCommandFailed,
     print_json,
     run_async,
-    run_slurm,
     settings_from,
     ui_link,
 )
+from lazarus.config import Settings
 from lazarus.models.recovery import JobStatus, RecoveryState
+from lazarus.models.slurm import SubmitRequest
+from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows import attributes
@@ -52,27 +53,42 @@ def _comment(policy: str) -> str:
     return json.dumps({"lazarus": {"policy": policy}})
 
 
+# sbatch and scontrol run as the calling user, on this host, with this limit.
+_SLURM_TIMEOUT_S = 60.0
+
+
+def _slurm(settings: Settings) -> SlurmClient:
+    return SlurmClient.local(settings.scheduler, command_timeout=_SLURM_TIMEOUT_S)
+
+
 def _submit(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     extra = [a for a in args.sbatch_args if a != "--"]
-    opts = [] if any(a.startswith("--comment") for a in extra) else [f"--comment={_comment(args.policy)}"]
-    if not any(a.startswith("--open-mode") for a in extra):
-        opts.append("--open-mode=append")
-    out = run_slurm(settings, "sbatch", "--parsable", *opts, *extra)
-    job_id = out.split(";")[0].strip()
-    if not job_id.isdigit():
-        raise SlurmCommandFailed(f"sbatch printed no job id: {out[:200]!r}")
-    print(f"Submitted batch job {job_id} (watched by Lazarus: {ui_link(settings, workflow_id(settings.cluster, int(job_id)))})")
+    own_comment = any(a.startswith("--comment") for a in extra)
+    opts = [] if any(a.startswith("--open-mode") for a in extra) else ["--open-mode=append"]
+    request = SubmitRequest(args=[*opts, *extra], comment=None if own_comment else _comment(args.policy))
+    job_id = run_async(_submitted, settings, request)
+    print(f"Submitted batch job {job_id} (watched by Lazarus: {ui_link(settings, workflow_id(settings.cluster, job_id))})")
     return 0
+
+
+async def _submitted(settings: Settings, request: SubmitRequest) -> int:
+    async with _slurm(settings) as slurm:
+        return (await slurm.submit(request)).job_id
 
 
 def _watch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     job_id = validate_job_id(args.job_id)
-    run_slurm(settings, "scontrol", "update", f"JobId={job_id}", f"Comment={_comment(args.policy)}")
+    run_async(_opt_in, settings, job_id, _comment(args.policy))
     print(f"job {job_id} is now opted in; Lazarus picks it up within one discovery cycle: "
           f"{ui_link(settings, workflow_id(settings.cluster, job_id))}")
     return 0
+
+
+async def _opt_in(settings: Settings, job_id: int, comment: str) -> None:
+    async with _slurm(settings) as slurm:
+        await slurm.set_comment(job_id, comment)
 
 
 async def _jobs(args: argparse.Namespace) -> int:
