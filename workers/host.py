@@ -1,12 +1,17 @@
-"""Worker process wiring: which role serves which task queue with which workflows and activities.
+"""The worker host process: which role serves which task queue with which workflows and activities.
 
 Roles (each on its own task queue, see docs/architecture.md):
-- ``control``: JobRecoveryWorkflow (decisions and timers; no I/O of its own);
-- ``scheduler``: Slurm activities (runs where Slurm commands work: a login node, or SSH);
-- ``telemetry``: the discovery/telemetry loop and its activities;
+- ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
+- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH);
+- ``telemetry``: the discovery/telemetry loop and its activity;
 - ``all``: everything in one process (the embedded dev stack).
 
-Run: ``python -m workers.main --role all`` or ``lazarus worker --role all``.
+The roles start one after the other on one :class:`contextlib.AsyncExitStack`.
+If a role fails to start, or its worker later stops with a fatal error (a
+namespace that does not exist, say), the stack shuts down every role already
+started and the process exits with one message naming the role.
+
+Run: ``python -m workers.host --role all`` or ``lazarus worker --role all``.
 """
 
 from __future__ import annotations
@@ -15,74 +20,109 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
+from types import TracebackType
+from typing import Any
 
 from loguru import logger
+from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.scheduler import SlurmActivities
+from activities.telemetry import TelemetryActivities
 from lazarus.config import Settings, load_settings
 from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
+from lazarus.telemetry.loop import TelemetryLoop
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
+ACTIVITY_CLASSES = (SlurmActivities, TelemetryActivities)  # every activity a worker registers comes from these
+
+RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
+
+
+class WorkerStartError(LazarusError):
+    """A role's worker could not start, or stopped with a fatal error."""
 
 
 async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event) -> None:
+    """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down."""
     client = await connect(settings)
-    workers: list[Worker] = []
-    tasks: list[asyncio.Task] = []
-    slurm = SlurmClient.from_settings(settings.scheduler)
-    common = {"graceful_shutdown_timeout": settings.worker.graceful_shutdown}
-    if "control" in roles:
-        workers.append(Worker(client, task_queue=settings.task_queues.control, workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow],
-                              **common))
-    if "scheduler" in roles:
-        from activities.slurm import SlurmActivities
-
-        acts = SlurmActivities(slurm)
-        workers.append(Worker(client, task_queue=settings.task_queues.scheduler, activities=acts.all(),
-                              max_concurrent_activities=16, **common))
-    if "telemetry" in roles:
-        from activities.telemetry import TelemetryActivities
-        from lazarus.telemetry.loop import TelemetryLoop
-
-        state_file = settings.discovery.offsets_file or (
-            settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None)
-        loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
-        from activities.telemetry_prometheus import PrometheusActivities
-
-        prom = PrometheusActivities.from_settings(settings.prometheus)
-        workers.append(Worker(client, task_queue=settings.task_queues.telemetry,
-                              activities=[TelemetryActivities(loop).job_progress, prom.find_stragglers,
-                                          prom.node_health], **common))
-        tasks.append(asyncio.create_task(loop.run_forever(stop), name="telemetry-loop"))
-    logger.info(f"lazarus worker up: roles={','.join(roles)} cluster={settings.cluster} "
-                f"temporal={settings.temporal.address} mode={settings.mode.value}")
-    try:
-        async with _all(workers):
-            await stop.wait()
-    finally:
-        for task in tasks:
-            task.cancel()
-        await slurm.close()
+    async with AsyncExitStack() as stack:
+        slurm = SlurmClient.from_settings(settings.scheduler)
+        stack.push_async_callback(slurm.close)
+        starts = _role_starts(settings, client, slurm, stop)
+        await start_roles(stack, {role: starts[role] for role in roles})
+        logger.info(f"lazarus worker up: roles={','.join(roles)} cluster={settings.cluster} "
+                    f"temporal={settings.temporal.address} mode={settings.mode.value}")
+        await stop.wait()
 
 
-class _all:
-    """Enter several workers as one async context."""
+async def start_roles(stack: AsyncExitStack, starts: Mapping[str, RoleStart]) -> None:
+    """Start each role in order on ``stack``; a failure leaves the already started ones to the stack's unwinding."""
+    for role, start in starts.items():
+        await stack.enter_async_context(_Role(role, start))
 
-    def __init__(self, workers: list[Worker]) -> None:
-        self.workers = workers
+
+class _Role:
+    """One role's worker, with its failures (at start or a fatal one later) named after the role."""
+
+    def __init__(self, role: str, start: RoleStart) -> None:
+        self.role, self.start = role, start
+        self.running: AbstractAsyncContextManager[Any] | None = None
 
     async def __aenter__(self) -> None:
-        for w in self.workers:
-            await w.__aenter__()
+        try:
+            self.running = self.start()
+            await self.running.__aenter__()
+        except Exception as exc:
+            raise WorkerStartError(f"the {self.role} worker failed to start: {exc}") from exc
 
-    async def __aexit__(self, *exc) -> None:
-        for w in reversed(self.workers):
-            await w.__aexit__(*exc)
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        assert self.running is not None
+        try:
+            return await self.running.__aexit__(kind, exc, tb)
+        except Exception as failure:
+            if failure is exc:
+                raise
+            raise WorkerStartError(f"the {self.role} worker stopped: {failure}") from failure
+
+
+def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event) -> dict[str, RoleStart]:
+    """How each role starts; nothing is built until its turn comes."""
+    common: dict[str, Any] = {"graceful_shutdown_timeout": settings.worker.graceful_shutdown}
+    queues = settings.task_queues
+    return {
+        "control": lambda: Worker(client, task_queue=queues.control,
+                                  workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow], **common),
+        "scheduler": lambda: Worker(client, task_queue=queues.scheduler, activities=SlurmActivities(slurm).all(),
+                                    max_concurrent_activities=16, **common),
+        "telemetry": lambda: _telemetry(settings, client, slurm, stop, common),
+    }
+
+
+@asynccontextmanager
+async def _telemetry(settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event,
+                     common: dict[str, Any]) -> AsyncIterator[None]:
+    """The telemetry worker and the loop it serves; the loop stops before the worker does."""
+    state_file = settings.discovery.offsets_file or (
+        settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None)
+    loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
+    async with Worker(client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(),
+                      **common):
+        task = asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.detection.progress import ProgressEvent, ProgressSample
+from lazarus.detection.progress_lines import ProgressEvent, ProgressSample
 from lazarus.models.policy import Policy
 
 
