@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.detection.progress import ProgressEvent, ProgressSample
+from lazarus.detection.progress_lines import ProgressEvent, ProgressSample
 from lazarus.models.policy import HangPhase, Policy
 
 __all__ = ["HangBudget", "HangPhase"]

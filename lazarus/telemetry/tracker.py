@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from lazarus.detection.engine import Analyzer
 from lazarus.detection.hang import HangBudget, HangPhase
 from lazarus.detection.layout import RankLayout
-from lazarus.detection.progress import ProgressEvent, parse_progress
+from lazarus.detection.progress_lines import ProgressEvent, parse_progress
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from lazarus.detection.hang import HangBudget, HangPhase
-from lazarus.detection.progress import parse_progress
+from lazarus.detection.progress_lines import parse_progress
 from lazarus.models.policy import Policy
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from lazarus.detection.hang import HangBudget
-from lazarus.detection.progress import parse_progress
+from lazarus.detection.progress_lines import parse_progress
 from lazarus.models.policy import HangPhase, Policy
 from lazarus.models.recovery import Attempt
 from lazarus.telemetry.optin import parse_opt_in
