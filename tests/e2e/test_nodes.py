@@ -43,6 +43,21 @@ async def eventually(check, timeout: float = 30) -> None:
     assert check()
 
 
+async def test_the_workers_send_the_configured_policy_and_an_operator_can_change_it(e2e):
+    await ledger_ready(e2e)
+    handle = (await e2e.client()).get_workflow_handle(ledger_id("lztest"))
+    view = await handle.query(NodeLedgerWorkflow.view)
+    assert view.policy == e2e.settings.ledger and view.policy_set_by == "configuration at worker start"
+    try:
+        out = lazarus(e2e, "nodes", "policy", "--max-drain-fraction", "0.5").stdout
+        assert "max_drain_fraction   0.5" in out
+        assert (await handle.query(NodeLedgerWorkflow.view)).policy.max_drain_fraction == 0.5
+        bad = lazarus(e2e, "nodes", "policy", "--max-drain-fraction", "2", check=False)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "max_drain_fraction" in bad.stderr
+    finally:
+        await handle.signal(NodeLedgerWorkflow.set_policy, PolicyChange(policy=e2e.settings.ledger, by="e2e test"))
+
+
 async def test_a_node_drained_and_resumed_through_lazarus_is_listed_in_service(e2e):
     await ledger_ready(e2e)
     try:
@@ -52,7 +67,7 @@ async def test_a_node_drained_and_resumed_through_lazarus_is_listed_in_service(e
         row = record(e2e, "node4")
         assert row["drained"] is False and row["slurm"]["drained"] is False and row["agrees"] is True
         [line] = [ln for ln in lazarus(e2e, "nodes").stdout.splitlines() if ln.startswith("node4 ")]
-        assert line.split()[1:3] == ["no", "idle"]
+        assert line.split()[2:4] == ["no", "idle"]  # NODE JOBS DRAINED SLURM
     finally:
         restore_nodes(e2e.cluster)
 
