@@ -206,8 +206,11 @@ class NodeLedgerWorkflow:
         self.s.nodes = bound(self.s.nodes, self.s.policy, workflow.now())
 
     def _correct(self, nodes: list[NodeState]) -> None:
-        """Correct the records from Slurm's node states; records of nodes Slurm does not know are dropped."""
+        """Correct the records from Slurm's node states; records of nodes Slurm does not know are dropped
+        (an empty node list is a scheduler answer not to be trusted, not a cluster without nodes)."""
         current = {n.name: n for n in nodes}
+        if not current:
+            return
         for name in sorted(self.s.nodes):
             if name not in current:
                 workflow.logger.info(f"node ledger: {name} is not a node of this cluster; its record is dropped")

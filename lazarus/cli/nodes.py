@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "(until the workers restart with the configured one)")
     for option, field in POLICY_OPTIONS.items():
         unit = " (seconds or ISO 8601)" if field in ("lemon_window", "reconcile_interval") else ""
-        pol.add_argument(option, dest=field, metavar="VALUE", help=f"{LedgerPolicy.model_fields[field].description}{unit}")
+        pol.add_argument(option, dest=field, metavar="VALUE",
+                         help=f"{LedgerPolicy.model_fields[field].description}{unit}")
     pol.add_argument("--json", action="store_true")
     pol.set_defaults(func=lambda a: run_async(_policy, a))
 
