@@ -50,6 +50,17 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
+def failure_message(exc: BaseException) -> str:
+    """The innermost cause's own message in a Temporal failure chain (``WorkflowUpdateFailedError`` →
+    ``ActivityError`` → ``ApplicationError``): "node9: not a node of this cluster", not "Activity task failed"."""
+    messages = []
+    seen: BaseException | None = exc
+    while seen is not None and len(messages) < 20:
+        messages.append(getattr(seen, "message", None) or str(seen))
+        seen = getattr(seen, "cause", None)
+    return next((m for m in reversed(messages) if m), "unknown error")
+
+
 def ui_link(settings: Settings, workflow_id: str) -> str:
     return f"{settings.temporal.ui_url}/namespaces/{settings.temporal.namespace}/workflows/{workflow_id}"
 

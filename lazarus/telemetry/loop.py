@@ -27,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.ledger import LedgerInput
+from lazarus.models.ledger import LedgerInput, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -78,7 +78,8 @@ class TelemetryLoop:
             await asyncio.sleep(max(0.05, interval - elapsed))
 
     async def ensure_ledger(self) -> str:
-        """Start the cluster's node ledger if it is not running (idempotent)."""
+        """Start the cluster's node ledger if it is not running (idempotent), and send it the configured
+        ledger policy, so a configuration change reaches a ledger that is already running."""
         wid = ledger_id(self.settings.cluster)
         if not self._ledger_started:
             await self.client.start_workflow(
@@ -88,6 +89,8 @@ class TelemetryLoop:
                 id=wid, task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
+                start_signal="set_policy",
+                start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
             )
             self._ledger_started = True
         return wid
