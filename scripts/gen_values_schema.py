@@ -63,6 +63,8 @@ FROM_SETTINGS: dict[str, str] = {
     "ledger.lemonJobCount": "ledger.lemon_job_count",
     "ledger.lemonWindowSeconds": "ledger.lemon_window",
     "ledger.maxDrainFraction": "ledger.max_drain_fraction",
+    "ledger.reconcileIntervalSeconds": "ledger.reconcile_interval",
+    "ledger.maxImplications": "ledger.max_implications",
     "policies": "policies",
     "logging": "logging",
     "worker.gracefulShutdownSeconds": "worker.graceful_shutdown",
