@@ -4,18 +4,24 @@ Each subcommand lives in its own module in this package and exposes
 ``register(subparsers)``; the module adds its parser and sets ``func`` (a
 callable taking the parsed ``argparse.Namespace`` and returning an exit code).
 Errors derived from :class:`lazarus.errors.LazarusError` are printed as one
-clear message, never as a traceback.
+clear message, never as a traceback. A mistyped option is answered with the
+subcommand's own usage and the closest option it has; a reader that stops
+early (``lazarus jobs | head``) ends the command quietly, as it ends Unix tools.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
+from pydantic import ValidationError
 from temporalio.service import RPCError
 
 from lazarus.errors import LazarusError
@@ -34,14 +40,85 @@ SUBCOMMAND_MODULES = (
 )
 
 
+LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "SUCCESS", "WARNING", "ERROR", "CRITICAL")
+
+
+class LazarusParser(argparse.ArgumentParser):
+    """An argument parser that refuses unknown options from the subcommand they were given to.
+
+    Plain argparse collects what a subcommand did not recognise and lets the
+    top-level parser refuse it, with the top-level usage. Here the deepest
+    subcommand chosen refuses it, with its own usage and the closest option it
+    does have. A subcommand that fails for another reason while one of its
+    options is unknown (``--reson`` leaves ``--reason`` missing) names the
+    unknown option instead: it is the likelier cause.
+    """
+
+    _given: Sequence[str] = ()
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+                   ) -> argparse.Namespace:  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._refuse(parsed, extras)
+        return parsed
+
+    def error(self, message: str) -> NoReturn:
+        if self._subcommands() is None:  # a parent's arguments include its subcommand's options
+            unknown = next((t for t in self._options_given() if not self._knows(t)), None)
+            if unknown is not None:
+                message = self._unrecognized(unknown)
+        super().error(message)
+
+    def _refuse(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        chosen: LazarusParser = self
+        while (sub := chosen._subcommands()) is not None:  # follow the subcommands named, down to the last
+            name = getattr(parsed, sub.dest, None)
+            if name not in sub.choices:
+                break
+            chosen = sub.choices[name]
+        option = next((e for e in extras if e.startswith("-")), None)
+        chosen.error(chosen._unrecognized(option) if option else f"unrecognized arguments: {' '.join(extras)}")
+
+    def _subcommands(self) -> argparse._SubParsersAction | None:
+        return next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+    def _options_given(self) -> list[str]:
+        given = list(self._given)
+        given = given[: given.index("--")] if "--" in given else given
+        return [t for t in given if t.startswith("-") and not self._negative_number_matcher.match(t)]
+
+    def _knows(self, token: str) -> bool:
+        name = token.split("=", 1)[0]
+        known = self._option_string_actions
+        return name in known or (self.allow_abbrev and name.startswith("--") and any(o.startswith(name) for o in known))
+
+    def _unrecognized(self, token: str) -> str:
+        name = token.split("=", 1)[0]
+        close = difflib.get_close_matches(name, list(self._option_string_actions), n=1)
+        return f"unrecognized option {name}" + (f"; did you mean {close[0]}?" if close else "")
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got {text!r}")
+    return level
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = LazarusParser(
         prog="lazarus",
         description="Automatic, durable recovery for distributed GPU training jobs on Slurm.",
     )
     parser.add_argument("--config", help="YAML configuration file (default: $LAZARUS_CONFIG)")
     parser.add_argument("--log-json", action="store_true", help="write logs as JSON lines")
-    parser.add_argument("--log-level", default=None, help="TRACE, DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument("--log-level", type=_log_level, default=None, help="TRACE, DEBUG, INFO, WARNING or ERROR")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         try:
@@ -68,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LazarusError as exc:
         print(f"lazarus: {exc}", file=sys.stderr)
         return exc.exit_code
+    except ValidationError as exc:  # an argument no argparse type covers reached a model
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        print(f"lazarus: invalid {exc.title}{f' {where}' if where else ''}: {first['msg']}", file=sys.stderr)
+        return 2
     except RPCError as exc:  # Temporal answered, but no: unknown workflow, refused query, bad visibility query
         print(f"lazarus: Temporal refused the request: {exc.message}", file=sys.stderr)
         return 2
@@ -80,6 +162,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _reader_went_away() -> int:
+    """Our output's reader closed it (``lazarus jobs | head``): stop quietly, as Unix tools do.
+
+    Both streams are pointed at /dev/null first, so that nothing still buffered
+    fails again on its way out; the exit status is the one a shell reports for a
+    tool ended by SIGPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # a replaced stream without a descriptor: nothing to redirect
+            pass
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
+
+
 def run() -> None:
     """Console-script entry: run, flush, and leave without interpreter finalization.
 
@@ -88,10 +187,24 @@ def run() -> None:
     after the command already succeeded). Everything the command does is awaited
     and flushed before this point, so skipping finalization loses nothing.
     """
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        try:
+            code = main()
+        except SystemExit as exc:  # argparse after --help or a usage error (it printed its message already)
+            code = _exit_status(exc)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = _reader_went_away()
     os._exit(code)
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """The status ``sys.exit(code)`` would give, printing a message code to stderr as it would."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
