@@ -21,7 +21,8 @@ LAZARUS = Path(sys.executable).with_name("lazarus")
 
 def piped_into_head(*argv: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     command = f"{{ echo first; {shlex.quote(str(LAZARUS))} {shlex.join(argv)}; echo \"status=$?\" >&3; }} | head -1"
-    env = dict(os.environ, LAZARUS_DEV_STATE_DIR=str(tmp_path / "dev"))
+    env = {k: v for k, v in os.environ.items() if k != "LAZARUS_CONFIG"}
+    env["LAZARUS_DEV__STATE_DIR"] = str(tmp_path / "dev")  # not the shared dev stack's state
     return subprocess.run(["bash", "-c", f"exec 3>&2; {command}"], capture_output=True, text=True, timeout=60,
                           env=env, cwd=tmp_path)
 
