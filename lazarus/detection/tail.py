@@ -64,28 +64,21 @@ class TailState(BaseModel):
     files: dict[str, FileTail] = Field(default_factory=dict)
 
 
-def _segments(line: bytes) -> list[bytes]:
-    """What a terminal would have shown of one line: its ``\\r``-separated redraws, empty ones left out."""
-    if b"\r" not in line:
-        return [line]
-    return [segment for segment in line.split(b"\r") if segment]
-
-
 def _split(cur: FileTail, data: bytes, name: str) -> tuple[list[TailLine], list[str]]:
     """Cut ``data`` (appended bytes) into complete lines, updating ``cur`` in place."""
     lines: list[TailLine] = []
     notes: list[str] = []
     shown, cur.shown = cur.shown, 0
 
-    def emit(segment: bytes) -> None:
+    def emit(segment: bytes, line_no: int) -> None:
         nonlocal shown
         if shown:  # the first segment continues the redraw returned last time: again only if it grew
             unchanged, shown = len(segment) == shown, 0
             if unchanged:
                 return
         if len(segment) > MAX_LINE_BYTES:
-            notes.append(f"{name}:{cur.line_no + 1}: line longer than {MAX_LINE_BYTES // 1024} KiB cut")
-        lines.append(TailLine(cur.line_no + 1, segment[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+            notes.append(f"{name}:{line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB cut")
+        lines.append(TailLine(line_no, segment[:MAX_LINE_BYTES].decode("utf-8", "replace")))
 
     def skip_rest(start: bytes) -> None:
         notes.append(f"{name}:{cur.line_no + 1}: line longer than {MAX_LINE_BYTES // 1024} KiB; the rest is skipped")
@@ -103,9 +96,15 @@ def _split(cur: FileTail, data: bytes, name: str) -> tuple[list[TailLine], list[
         data = data[cut:]  # a \r stays: the rest of the line follows it
     pieces = (cur.partial + data).split(b"\n")
     for piece in pieces[:-1]:
-        for segment in _segments(piece):
-            emit(segment)
         cur.line_no += 1
+        if b"\r" in piece:
+            for segment in piece.split(b"\r"):
+                if segment:
+                    emit(segment, cur.line_no)
+        elif len(piece) <= MAX_LINE_BYTES:  # the common case, kept cheap: no call, no copy
+            lines.append(TailLine(cur.line_no, piece.decode("utf-8", "replace")))
+        else:
+            emit(piece, cur.line_no)
     rest = pieces[-1]
     redraw = rest.rfind(b"\r")
     if redraw < 0:  # an ordinary unfinished line: returned once its newline comes
@@ -116,13 +115,13 @@ def _split(cur: FileTail, data: bytes, name: str) -> tuple[list[TailLine], list[
         return lines, notes
     for segment in rest[:redraw].split(b"\r"):
         if segment:
-            emit(segment)
+            emit(segment, cur.line_no + 1)
     current = rest[redraw + 1 :]  # the bar as drawn now: returned at once, kept to see whether it grows
     if len(current) > MAX_LINE_BYTES:
         skip_rest(current)
         return lines, notes
     if current:
-        emit(current)
+        emit(current, cur.line_no + 1)
         cur.shown = len(current)
     cur.partial = rest[redraw:]
     return lines, notes
