@@ -11,6 +11,8 @@ from temporalio.service import RPCError
 
 from lazarus.cli.common import (
     JobNotWatched,
+    about_job,
+    job_id_arg,
     print_json,
     run_async,
     settings_from,
@@ -44,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_jobs, a))
     p = sub.add_parser("show", help="a job's attempt timeline, advice and latencies")
-    p.add_argument("job_id")
+    p.add_argument("job_id", type=job_id_arg)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_show, a))
 
@@ -124,14 +126,15 @@ async def fetch_status(settings, job_id: int) -> JobStatus:
     client = await connect(settings)
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     try:
-        return await handle.query(JobRecoveryWorkflow.status)
+        with about_job(settings, job_id):
+            return await handle.query(JobRecoveryWorkflow.status)
     except (RPCError, WorkflowQueryFailedError) as exc:
         raise JobNotWatched(f"job {job_id} is not watched by Lazarus on cluster {settings.cluster} ({exc})") from None
 
 
 async def _show(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    job_id = validate_job_id(args.job_id)
+    job_id = args.job_id
     status = await fetch_status(settings, job_id)
     if args.json:
         print_json(status)

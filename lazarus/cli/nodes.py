@@ -10,15 +10,18 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from lazarus.cli.common import failure_message, operator_name, print_json, run_async, settings_from
+from lazarus.cli.common import failure_message, node_arg, operator_name, print_json, run_async, settings_from, text_arg
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
 from lazarus.models.slurm import NodeState
 from lazarus.slurm.client import SlurmClient
-from lazarus.slurm.validate import node_names
 from lazarus.temporal_client import connect
 from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+
+
+# What a DrainRequest accepts as its reason.
+REASON_MAX: int = next(m.max_length for m in DrainRequest.model_fields["reason"].metadata if hasattr(m, "max_length"))
 
 
 class LedgerUnavailable(LazarusError):
@@ -46,12 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda a: run_async(_list, a))
     nsub = p.add_subparsers(dest="nodes_command", metavar="ACTION")
     r = nsub.add_parser("resume", help="return a drained node to service (recorded in the ledger)")
-    r.add_argument("node")
+    r.add_argument("node", type=node_arg)
     r.add_argument("--comment")
     r.set_defaults(func=lambda a: run_async(_resume, a))
     d = nsub.add_parser("drain", help="take a node out of service by hand (recorded in the ledger)")
-    d.add_argument("node")
-    d.add_argument("--reason", required=True, help="why (shown by sinfo -R)")
+    d.add_argument("node", type=node_arg)
+    d.add_argument("--reason", required=True, type=text_arg("reason", max_length=REASON_MAX),
+                   help=f"why (shown by sinfo -R; at most {REASON_MAX} characters)")
     d.set_defaults(func=lambda a: run_async(_drain, a))
     pol = nsub.add_parser("policy", help="show the ledger's policy, or change it while the ledger runs "
                                          "(until the workers restart with the configured one)")
@@ -138,12 +142,12 @@ async def _operator_update(args: argparse.Namespace, update, request, verb: str)
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    request = ResumeRequest(node=node_names([args.node])[0], operator=operator_name(), comment=args.comment)
+    request = ResumeRequest(node=args.node, operator=operator_name(), comment=args.comment)
     return await _operator_update(args, NodeLedgerWorkflow.resume_node, request, "returned to service")
 
 
 async def _drain(args: argparse.Namespace) -> int:
-    request = DrainRequest(node=node_names([args.node])[0], operator=operator_name(), reason=args.reason)
+    request = DrainRequest(node=args.node, operator=operator_name(), reason=args.reason)
     return await _operator_update(args, NodeLedgerWorkflow.drain_node, request, "taken out of service")
 
 
