@@ -33,13 +33,14 @@ from lazarus.models.recovery import (
     Anomaly,
     AnomalyDetected,
     JobEventEnvelope,
+    JobMemo,
     JobRecoveryInput,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
 from lazarus.telemetry.offsets import OffsetStore
-from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
+from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
 from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
 from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
@@ -145,15 +146,16 @@ class TelemetryLoop:
         override = await self._cluster_mode(ledger)
         inp.cluster_mode = override or self.settings.mode
         try:
-            opt_in = parse_opt_in(job.comment, self.settings.policies)
+            opt_in = parse_opt_in(job.comment, self.settings.policies, inp.cluster_mode)
             # the kill switch (cluster-wide monitor) wins over a policy's or a job's mode; act does not
             # override a job's own request for monitor mode
-            inp.policy_name, inp.policy = opt_in.policy_name, opt_in.policy
+            inp.policy_name, inp.policy, inp.opt_in_notes = opt_in.policy_name, opt_in.policy, list(opt_in.notes)
             inp.job_mode = None if override == Mode.MONITOR else opt_in.policy.mode
             tracker.policy = opt_in.policy
         except JobCommentError as exc:
             logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")
             inp.opt_in_error = str(exc)
+            inp.policy_name = requested_policy(job.comment) or "?"  # as asked for, though unknown or unusable
             tracker.closed = True
         try:
             await self.client.start_workflow(
@@ -162,6 +164,7 @@ class TelemetryLoop:
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"Slurm job {job.job_id} ({job.name}) of {job.user}",
+                memo=JobMemo(policy=inp.policy_name, ignored_reason=inp.opt_in_error).as_memo(),
             )
             if inp.opt_in_error is None:
                 logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
