@@ -19,7 +19,7 @@ from temporalio.common import RetryPolicy
 
 # Permanent: retrying cannot help (bad input, unknown job/node, refused, untrusted host, missing tools).
 # The names are the Slurm adapter's error classes without ``Error`` (lazarus/slurm/errors.py, as
-# activities/slurm.py raises them); a test keeps the two in step. The activities already mark these
+# activities/scheduler.py raises them); a test keeps the two in step. The activities already mark these
 # non-retryable; listing them here too stops retries even of an error raised by older worker code.
 NON_RETRYABLE_SLURM_ERRORS = [
     "InvalidArgument",
@@ -35,10 +35,9 @@ NON_RETRYABLE_SLURM_ERRORS = [
 
 # The Slurm adapter's limit on one command (``slurm.command_timeout_s``, default 30 s).
 SLURM_COMMAND_TIMEOUT = timedelta(seconds=30)
-# The most Slurm commands the restart activity runs without a heartbeat in between
-# (lazarus/slurm/restart.py, a retry that finds the requeue done and the job pending but not held:
-# list nodes, read job, read job (settled), hold, update ExcNodeList, read job, release).
-RESTART_COMMANDS_BETWEEN_HEARTBEATS = 7
+# The most Slurm commands the restart activity runs without a heartbeat in between: it heartbeats
+# after every command and every poll (lazarus/slurm/restart.py; a test counts them).
+RESTART_COMMANDS_BETWEEN_HEARTBEATS = 1
 
 
 def _retry(maximum_interval: timedelta, maximum_attempts: int) -> RetryPolicy:
@@ -70,7 +69,7 @@ SLURM_WRITE = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=6
 # the whole action has time for that stretch and both of its verification waits.
 SLURM_RESTART = workflow.ActivityConfig(
     start_to_close_timeout=timedelta(minutes=10),
-    heartbeat_timeout=SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS + timedelta(seconds=30),
+    heartbeat_timeout=SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS + timedelta(seconds=15),
     retry_policy=WRITE_RETRY,
 )
 

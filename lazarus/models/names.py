@@ -24,6 +24,7 @@ LEDGER_WORKFLOW = "NodeLedgerWorkflow"
 RECORD_IMPLICATION = "record_implication"  # signal: an Implication from a job workflow
 RESUME_NODE = "resume_node"  # update: ResumeRequest
 DRAIN_NODE = "drain_node"  # update: DrainRequest
+SET_LEDGER_POLICY = "set_policy"  # signal: PolicyChange (drain budget, lemon rules, reconciliation)
 SET_CLUSTER_MODE = "set_cluster_mode"  # signal: ModeChange for jobs discovered from now on
 LEDGER_VIEW = "view"  # query: LedgerView
 

@@ -147,7 +147,7 @@ class E2EStack:
             (shim / "scontrol").chmod(0o755)
             env["PATH"] = f"{shim}:{env['PATH']}"
         log = open(self.root / "worker.log", "ab")
-        self.worker = subprocess.Popen([sys.executable, "-m", "workers.main", "--role", "all"], cwd=REPO, env=env,
+        self.worker = subprocess.Popen([sys.executable, "-m", "workers.host", "--role", "all"], cwd=REPO, env=env,
                                        stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod

@@ -85,22 +85,3 @@ def test_scheduler_fallback_maps_end_states():
     assert diag(JobState.COMPLETED) is None and diag(JobState.CANCELLED) is None
     unhealthy = diag(JobState.FAILED, ["node4"])
     assert (unhealthy.category, unhealthy.implicated_nodes) == (Category.INFRASTRUCTURE, ["node4"])
-
-
-def test_hang_budget_is_learned_from_steps_and_widens_during_checkpoints():
-    from datetime import timedelta
-
-    from workflows.timers import hang_budget
-
-    policy = Policy(hang_budget=timedelta(minutes=30), hang_budget_min=timedelta(seconds=60),
-                    hang_budget_max=timedelta(hours=2), startup_grace=timedelta(minutes=10), hang_step_multiple=8)
-    a = attempt(0)
-    assert hang_budget(policy, a) == timedelta(minutes=10)  # no progress yet: start-up grace
-    a.last_progress_at = T
-    assert hang_budget(policy, a) == timedelta(minutes=30)  # no step interval known yet
-    a.max_step_interval = timedelta(seconds=20)
-    assert hang_budget(policy, a) == timedelta(seconds=160)
-    a.max_step_interval = timedelta(seconds=1)
-    assert hang_budget(policy, a) == timedelta(seconds=60)  # never below the minimum
-    a.checkpointing = True
-    assert hang_budget(policy, a) == timedelta(hours=2)
