@@ -20,7 +20,7 @@ def test_the_job_workflow_answers_to_its_names():
 def test_the_node_ledger_answers_to_its_names():
     defn = workflow._Definition.must_from_class(NodeLedgerWorkflow)
     assert defn.name == names.LEDGER_WORKFLOW
-    assert set(defn.signals) == {names.RECORD_IMPLICATION, names.SET_CLUSTER_MODE}
+    assert set(defn.signals) == {names.RECORD_IMPLICATION, names.SET_LEDGER_POLICY, names.SET_CLUSTER_MODE}
     assert set(defn.updates) == {names.RESUME_NODE, names.DRAIN_NODE}
     assert set(defn.queries) == {names.LEDGER_VIEW}
 
