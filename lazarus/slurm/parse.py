@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timezone
 import hostlist
 
+from lazarus import hostlists
 from lazarus.errors import shorten
 from lazarus.models.slurm import JobSnapshot, JobState, NodeState, SacctRecord
 from lazarus.slurm.errors import MalformedOutputError
@@ -33,7 +34,7 @@ def expand_nodes(text: str | None) -> list[str]:
     if text is None or text.strip() in _NULLS:
         return []
     try:
-        return hostlist.expand_hostlist(text.strip())
+        return hostlists.expand(text.strip())
     except hostlist.BadHostlist:
         raise MalformedOutputError(f"Slurm printed a node list that is not a hostlist: {shorten(text)}") from None
 
