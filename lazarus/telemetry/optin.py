@@ -41,6 +41,10 @@ def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
             f"job comment is not valid JSON ({exc.msg} at character {exc.pos}): {shorten(comment, 120)}; "
             """expected e.g. {"lazarus": {"policy": "default"}}"""
         ) from None
+    except RecursionError:
+        raise JobCommentError(
+            """job comment nests JSON too deeply; expected e.g. {"lazarus": {"policy": "default"}}"""
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("lazarus"), dict):
         raise JobCommentError("""job comment must be a JSON object with a "lazarus" object, e.g. """
                               """{"lazarus": {"policy": "default"}}""")
@@ -48,13 +52,13 @@ def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
     name = section.pop("policy", "default")
     if not isinstance(name, str) or name not in policies:
         known = ", ".join(sorted(policies))
-        raise JobCommentError(f"unknown policy {name!r} in job comment; known policies: {known}")
+        raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; known policies: {known}")
     base = policies[name]
     mode = section.pop("mode", None)
     unknown = sorted(set(section) - JOB_OVERRIDABLE)
     if unknown:
         raise JobCommentError(
-            f"job comment sets {', '.join(unknown)}, which a job may not override; "
+            f"job comment sets {shorten(', '.join(unknown), 120)}, which a job may not override; "
             f"allowed: {', '.join(sorted(JOB_OVERRIDABLE))}, mode"
         )
     return _apply_overrides(name, base, section, mode)
