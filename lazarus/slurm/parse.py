@@ -88,7 +88,7 @@ def key_values(lines: list[str], free_text: frozenset[str] = frozenset()) -> dic
 
 def _is_number(text: str) -> bool:
     """ASCII digits only, and few enough for int(): ``str.isdigit`` alone accepts '²' and 5000-digit strings."""
-    return text.isascii() and text.isdigit() and len(text) <= 20
+    return text.isascii() and text.isdigit() and len(text) <= 4300  # int()'s default limit on digits
 
 
 def _local_time(text: str | None) -> datetime | None:

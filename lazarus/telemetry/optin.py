@@ -32,8 +32,9 @@ def mentions_lazarus(comment: str) -> bool:
 
 def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
     """Parse a job comment into the policy that applies, or raise :class:`JobCommentError`."""
-    if len(comment.encode()) > MAX_COMMENT_BYTES:
-        raise JobCommentError(f"job comment is {len(comment.encode())} bytes; the limit is {MAX_COMMENT_BYTES}")
+    size = len(comment.encode(errors="surrogatepass"))  # a lone surrogate (from a JSON escape) is no crash
+    if size > MAX_COMMENT_BYTES:
+        raise JobCommentError(f"job comment is {size} bytes; the limit is {MAX_COMMENT_BYTES}")
     try:
         data = json.loads(comment)
     except json.JSONDecodeError as exc:

@@ -63,6 +63,7 @@ def opt_in_or_reason(comment: str) -> OptIn | None:
 @example('{"lazarus": {"hang_budget": 100000000000000000000000000000}}')
 @example('{"lazarus": {"max_attempts": true}}')
 @example("\x1b]0;owned\x07{bad json")
+@example("\udcff")  # a lone surrogate, as a JSON escape in squeue's output can produce
 def test_any_comment_gives_an_opt_in_or_one_clear_reason(comment):
     opted = opt_in_or_reason(comment)
     if opted is not None:
