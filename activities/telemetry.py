@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from temporalio import activity
 
 from lazarus.models.recovery import ProgressQuery, ProgressView
@@ -9,8 +12,14 @@ from lazarus.telemetry.loop import TelemetryLoop
 
 
 class TelemetryActivities:
+    """Activities bound to one running telemetry loop."""
+
     def __init__(self, loop: TelemetryLoop) -> None:
         self.loop = loop
+
+    def all(self) -> list[Callable[..., Any]]:
+        """Every telemetry activity, for ``Worker(activities=...)``."""
+        return [self.job_progress]
 
     @activity.defn(name="telemetry_job_progress")
     async def job_progress(self, query: ProgressQuery) -> ProgressView:

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from lazarus.config import load_settings
-from lazarus.models.slurm import JobState, RestartRequest
-from lazarus.slurm.client import SlurmClient
-from lazarus.slurm.transport import CommandResult, LocalTransport, Transport, build_transport
+from lazarus.models.slurm import JobState, RestartRequest, SubmitRequest
+from lazarus.slurm.client import SlurmClient, build_transport
+from lazarus.slurm.transport import CommandResult, LocalTransport, Transport
 
 JOB = "#!/bin/bash\nsrun sleep 600\n"
 
@@ -55,8 +55,8 @@ class Timestamps(Transport):
 async def submit_running(client: SlurmClient, workdir: Path) -> int:
     script = workdir / "job.sh"
     script.write_text(JOB)
-    argv = ["sbatch", "--parsable", "-N2", "-t", "5", "-o", str(workdir / "%j.out"), "-D", str(workdir), str(script)]
-    job_id = int((await client.run(argv, "sbatch")).stdout.strip().split(";")[0])
+    args = ["-N2", "-t", "5", "-o", str(workdir / "%j.out"), "-D", str(workdir), str(script)]
+    job_id = (await client.submit(SubmitRequest(args=args))).job_id
     deadline = time.monotonic() + 120
     while (job := await client.job(job_id)).state is not JobState.RUNNING:
         if time.monotonic() > deadline:

@@ -2,11 +2,12 @@
 
 Sources, highest priority first: keyword arguments, ``LAZARUS_*`` environment
 variables (nested with ``__``, e.g. ``LAZARUS_TEMPORAL__ADDRESS``), the YAML
-file named by ``LAZARUS_CONFIG`` (or passed to :func:`load_settings`), then
-the defaults below. Unknown keys are rejected so a typo never silently falls
+file named by ``LAZARUS_CONFIG`` (or passed to :func:`load_settings`, read by
+pydantic-settings' own YAML source), then the defaults below. Unknown keys are rejected so a typo never silently falls
 back to a default.
 
-Nothing here is read at import time: workflow code must never import this
+Nothing here is read at import time, not even the environment (every default
+that depends on it is computed when the settings load): workflow code must never import this
 module (the workflow sandbox re-imports modules, and configuration is I/O).
 """
 
@@ -20,13 +21,22 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    YamlConfigSettingsSource,
+)
 
 from lazarus.errors import ConfigError
 from lazarus.models.ledger import LedgerPolicy
 from lazarus.models.policy import Mode, Policy
 
-DEFAULT_STATE_DIR = Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
+
+def default_state_dir() -> Path:
+    """Where `lazarus dev` keeps its state unless configured: ``$LAZARUS_STATE_DIR_DEFAULT``, read when called."""
+    return Path(os.environ.get("LAZARUS_STATE_DIR_DEFAULT", "/var/tmp/lazarus-dev"))
 
 
 class _Strict(BaseModel):
@@ -36,8 +46,12 @@ class _Strict(BaseModel):
 class TemporalSettings(_Strict):
     """How workers and the CLI reach Temporal."""
 
-    address: str = Field("127.0.0.1:17233", description="host:port of the Temporal frontend (gRPC)")
-    namespace: str = Field("default", description="Temporal namespace holding Lazarus workflows")
+    address: str = Field(
+        "127.0.0.1:17233",
+        description="host:port of the Temporal frontend (gRPC)",
+        json_schema_extra={"pattern": r"^.+:[0-9]{1,5}$"},  # _host_port, for the Helm chart's schema
+    )
+    namespace: str = Field("default", min_length=1, description="Temporal namespace holding Lazarus workflows")
     ui_url: str = Field("http://127.0.0.1:18233", description="Base URL of the Temporal Web UI, for links")
     tls: bool = Field(False, description="Connect with TLS")
     tls_client_cert: Path | None = Field(None, description="PEM client certificate for mTLS")
@@ -63,9 +77,13 @@ class TemporalSettings(_Strict):
 class TaskQueues(_Strict):
     """Task queue per worker role (see docs/architecture.md)."""
 
-    control: str = Field("lazarus-control", description="workflows and recovery decisions")
-    scheduler: str = Field("lazarus-scheduler", description="Slurm actions (hold, exclude, release, drain)")
-    telemetry: str = Field("lazarus-telemetry", description="log tailing, Prometheus queries, node health")
+    control: str = Field("lazarus-control", min_length=1, description="workflows and recovery decisions")
+    scheduler: str = Field(
+        "lazarus-scheduler", min_length=1, description="Slurm actions (hold, exclude, release, drain)"
+    )
+    telemetry: str = Field(
+        "lazarus-telemetry", min_length=1, description="log tailing, Prometheus queries, node health"
+    )
 
 
 class SshSettings(_Strict):
@@ -73,7 +91,7 @@ class SshSettings(_Strict):
 
     host: str = Field(..., description="login node host name or address")
     port: int = Field(22, ge=1, le=65535, description="SSH port of the login node")
-    user: str = Field("root", description="remote user that runs Slurm commands")
+    user: str = Field("root", min_length=1, description="remote user that runs Slurm commands")
     key_file: Path | None = Field(None, description="private key file; the SSH agent is used when unset")
     known_hosts: Path | None = Field(
         None, description="known_hosts file; host keys are always verified (~/.ssh/known_hosts when unset)"
@@ -101,7 +119,7 @@ class SchedulerSettings(_Strict):
 class DiscoverySettings(_Strict):
     """The cluster-level discovery and telemetry loop."""
 
-    interval: timedelta = Field(timedelta(seconds=1), description="one scheduler query per interval")
+    interval: timedelta = Field(timedelta(seconds=1), gt=timedelta(0), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
     offsets_file: Path | None = Field(
         None, description="where the telemetry worker keeps its log offsets across restarts (default: "
@@ -117,7 +135,7 @@ class DiscoverySettings(_Strict):
 class DevSettings(_Strict):
     """The embedded local stack behind `lazarus dev`."""
 
-    state_dir: Path = Field(DEFAULT_STATE_DIR, description="all state, logs and pid files live here")
+    state_dir: Path = Field(default_factory=default_state_dir, description="all state, logs and pid files live here")
     temporal_port: int = Field(17233, ge=1024, le=65535, description="Temporal dev server gRPC port")
     temporal_ui_port: int = Field(18233, ge=1024, le=65535, description="Temporal Web UI port")
     slurmctld_port: int = Field(16817, ge=1024, le=65535, description="slurmctld port")
@@ -136,6 +154,7 @@ class WorkerSettings(_Strict):
 
     graceful_shutdown: timedelta = Field(
         timedelta(seconds=30),
+        ge=timedelta(0),
         description="on SIGTERM, running activities get this long to finish before they are cancelled;"
         " Kubernetes terminationGracePeriodSeconds must be longer (the Helm chart enforces it)",
     )
@@ -154,14 +173,16 @@ class PrometheusSettings(_Strict):
     """Where the telemetry worker reads training throughput (straggler detection) and node-agent health."""
 
     enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
-    straggler_interval: timedelta = Field(timedelta(seconds=60), description="one straggler query per interval")
+    straggler_interval: timedelta = Field(
+        timedelta(seconds=60), gt=timedelta(0), description="one straggler query per interval"
+    )
     straggler_window: timedelta = Field(timedelta(seconds=60), description="detector window (query step)")
     straggler_drop_fraction: float = Field(
         0.25, gt=0, lt=1, description="a node is a straggler when its throughput drops at least this much..."
     )
     straggler_windows: int = Field(3, ge=1, description="...for this many consecutive windows")
 
-    url: str = Field("http://127.0.0.1:9090", description="base URL of the Prometheus HTTP API")
+    url: str = Field("http://127.0.0.1:9090", pattern=r"^https?://", description="base URL of the Prometheus HTTP API")
     timeout_s: float = Field(5.0, gt=0, description="wall-clock limit for one query (no client retries)")
     throughput_metric: str = Field(
         "lazarus_rank_samples_per_second", description="gauge by job_id, node, rank (see docs/stragglers.md)"
@@ -171,7 +192,9 @@ class PrometheusSettings(_Strict):
 class AttributionSettings(_Strict):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
-    provider_url: str | None = Field(None, description="POST diagnosis + context here; None disables it")
+    provider_url: str | None = Field(
+        None, pattern=r"^https?://", description="POST diagnosis + context here; None disables it"
+    )
     timeout_s: float = Field(2.0, gt=0, le=30, description="the provider gets this long; then built-in rules apply")
 
 
@@ -194,7 +217,7 @@ class Settings(BaseSettings):
     )
     ledger: LedgerPolicy = LedgerPolicy()
     attribution: AttributionSettings = AttributionSettings()
-    dev: DevSettings = DevSettings()
+    dev: DevSettings = Field(default_factory=DevSettings)  # built at load: its state_dir reads the environment
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
@@ -215,35 +238,37 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls))
+        return (init_settings, env_settings, _YamlFile(settings_cls, yaml_file=_CONFIG_FILE.get()))
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    """The YAML file's values, below the environment in priority."""
-
-    data: ContextVar[dict[str, Any]] = ContextVar("lazarus_yaml_data", default={})
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self.data.get().get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return dict(self.data.get())
+# The file :func:`load_settings` is loading; None while it loads none (or outside a load).
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("lazarus_config_file", default=None)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+class _YamlFile(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source, below the environment, failing in one line that names the file."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration file {file_path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            problem = _describe_yaml_error(exc)
+            raise ConfigError(f"configuration file {file_path} is not valid YAML: {problem}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"configuration file {file_path} must hold a mapping at the top level")
+        return data
+
+
+def _check_readable(path: Path) -> None:
+    """Refuse a missing or unreadable file: pydantic-settings skips any path that is not a file silently."""
     try:
-        text = path.read_text(encoding="utf-8")
+        path.open("rb").close()
     except FileNotFoundError:
         raise ConfigError(f"configuration file {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {path} is not valid YAML: {_describe_yaml_error(exc)}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
-    return data
 
 
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
@@ -272,9 +297,10 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
 def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """Load and validate configuration, raising :class:`ConfigError` with a readable message."""
     path = path or os.environ.get("LAZARUS_CONFIG")
-    data: dict[str, Any] = _read_yaml(Path(path)) if path else {}
+    if path:
+        _check_readable(Path(path))
     source = f"file {path} and LAZARUS_* environment" if path else "LAZARUS_* environment"
-    token = _YamlSource.data.set(data)
+    token = _CONFIG_FILE.set(Path(path) if path else None)
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -287,4 +313,4 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
             " or set one field with LAZARUS_<SECTION>__<FIELD>"
         ) from None
     finally:
-        _YamlSource.data.reset(token)
+        _CONFIG_FILE.reset(token)

@@ -8,7 +8,7 @@ committed page differs from what this script writes.
     python scripts/gen_config_docs.py           # rewrite docs/configuration.md
     python scripts/gen_config_docs.py --check   # exit 1 if it is out of date
 
-Run it with no LAZARUS_* variables set: one default (dev.state_dir) reads the environment.
+Run it with no LAZARUS_* variables set: one default (dev.state_dir) follows the environment.
 """
 
 from __future__ import annotations
@@ -81,8 +81,11 @@ def _rules(field: FieldInfo) -> str:
     rules = []
     for meta in field.metadata:
         for attr, sign in words.items():
-            if getattr(meta, attr, None) is not None:
-                rules.append(f"{sign} {getattr(meta, attr)}")
+            bound = getattr(meta, attr, None)
+            if bound is not None:
+                rules.append(f"{sign} {bound.total_seconds():g} s" if isinstance(bound, timedelta) else f"{sign} {bound}")
+        if getattr(meta, "min_length", None) == 1:
+            rules.append("not empty")
         if getattr(meta, "pattern", None):
             rules.append(f"matches `{meta.pattern}`")
     return f" ({', '.join(rules)})" if rules else ""
@@ -167,7 +170,7 @@ variables use ISO 8601 or `HH:MM:SS` (`LAZARUS_DISCOVERY__INTERVAL=PT2S`). Envir
 case-insensitive, so policy names set through the environment are lower case.
 
 Two more variables are read outside the model: `LAZARUS_CONFIG` (the YAML file, as above) and
-`LAZARUS_STATE_DIR_DEFAULT` (changes the default of `dev.state_dir`, read once at import).
+`LAZARUS_STATE_DIR_DEFAULT` (changes the default of `dev.state_dir`, read when the configuration loads).
 """
 
 

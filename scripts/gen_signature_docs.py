@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lazarus.detection.catalogue import Catalogue, Role, Signature, default_catalogue
+from lazarus.detection.catalogue import Catalogue, Role, Signature, XidMeaning, default_catalogue
+from lazarus.health.xid import XidClass, classify_xid
 
 TARGET = Path(__file__).resolve().parent.parent / "docs" / "signatures.md"
 
@@ -33,6 +34,18 @@ highest severity wins, then the earliest timestamp. **Advice**:
 restarts as is, `stop` does not restart.
 """
 
+XID_INTRO = """\
+One table for every NVIDIA Xid Lazarus knows: the log attribution reads the
+kernel line through the signature named here, and the node agent derives its
+class from the same entry (`lazarus/health/xid.py`). **NVIDIA bucket** is the
+immediate action of NVIDIA's
+[Xid catalogue](https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).
+**Node**: `exclude` restarts the job without the node (the agent fails it);
+`watch` keeps the node but blames it (the agent marks it degraded); `keep` does
+not blame it; for Xid 154 the recovery action in the message (NVML's recovery
+action, for the agent) decides.
+"""
+
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
@@ -48,6 +61,28 @@ def _summary_table(catalogue: Catalogue) -> list[str]:
     return lines
 
 
+_NODE = {XidClass.FATAL: "exclude", XidClass.DEGRADING: "watch", XidClass.NO_NODE_FAULT: "keep",
+         XidClass.RECOVERY_ACTION: "the reported recovery action"}  # fmt: skip
+
+
+def _xid_row(meaning: XidMeaning, code: str) -> str:
+    bucket = meaning.bucket.value if meaning.bucket else "-"
+    advice = meaning.retry_advice.value if meaning.retry_advice else "-"
+    sig, blames = meaning.signature, "yes" if meaning.blames_node else "no"
+    return (f"| {code} | {_cell(meaning.name or 'not listed')} | {bucket} | [`{sig}`](#{sig}) "
+            f"| {meaning.category.value} | {advice} | {blames} | {_NODE[classify_xid(meaning.code)]} |")
+
+
+def _xid_table(catalogue: Catalogue) -> list[str]:
+    lines = ["| Xid | meaning | NVIDIA bucket | signature | category | advice | blames node | node |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [_xid_row(catalogue.xid(code), str(code)) for code in catalogue.xid_codes]
+    if catalogue.unlisted_xid is not None:
+        unlisted = next(code for code in range(1 << 16) if code not in catalogue.xid_codes)
+        lines.append(_xid_row(catalogue.xid(unlisted), "any other"))
+    return lines
+
+
 def _entry(sig: Signature) -> list[str]:
     lines = [f"### {sig.id}", "", f"**{_cell(sig.title)}** (family `{sig.family}`)", "", sig.explanation, ""]
     facts = [
@@ -60,6 +95,8 @@ def _entry(sig: Signature) -> list[str]:
         ("severity", str(sig.severity)),
         ("confidence", f"{sig.confidence:.2f}"),
         ("lines needed", str(sig.min_count)),
+        *([("Xid codes (NVIDIA bucket)", ", ".join(f"{x.code} ({x.bucket.value})" for x in sig.xids))]
+          if sig.xids else []),
         ("keywords", ", ".join(f"`{_cell(k)}`" for k in sig.keywords)),
         ("reference", sig.doc),
     ]
@@ -73,7 +110,8 @@ def render(catalogue: Catalogue | None = None) -> str:
     catalogue = catalogue or default_catalogue()
     families = sorted({sig.family for sig in catalogue.signatures})
     lines = [HEADER, f"{len(catalogue.signatures)} signatures in {len(families)} families.", "",
-             "## Summary", "", *_summary_table(catalogue), "", "## Signatures", ""]
+             "## Summary", "", *_summary_table(catalogue), "", "## Xid codes", "", XID_INTRO,
+             *_xid_table(catalogue), "", "## Signatures", ""]
     for sig in catalogue.signatures:
         lines += _entry(sig)
     return "\n".join(lines).rstrip() + "\n"

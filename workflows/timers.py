@@ -1,41 +1,38 @@
-"""Watchdog budgets, computed from workflow state only (no clock reads here)."""
+"""Watchdog deadlines, computed from workflow state only (no clock reads here).
+
+The hang budget is learned in one place, telemetry's ``lazarus.detection.hang.HangBudget``, and arrives with
+the progress digests (``attempt.hang_budget``). This module only turns a budget into a deadline; its fallback
+before a learned budget arrives is the policy's own rule for the phase, the same one the learner applies.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from lazarus.models.policy import Policy
+from lazarus.models.policy import HangPhase, Policy
 from lazarus.models.recovery import Attempt
 
 
 def hang_budget(policy: Policy, attempt: Attempt) -> timedelta:
     """How long the attempt may go without progress before it counts as hung.
 
-    Telemetry learns the budget from every progress line and sends it with
-    its digests; that value wins. Without it (older telemetry, or no digest
-    yet), before the first progress line the start-up grace applies; during a
-    checkpoint save (announced by the job) the maximum applies. Otherwise the
-    budget is learned like NVRx does: a multiple of the slowest observed step
-    interval, never below ``hang_budget_min`` nor above ``hang_budget_max``;
-    until a step interval is known the configured ``hang_budget`` applies.
+    The budget telemetry learned for the current phase wins, bounded again by the policy's one clamp.
+    Without it (older telemetry, or no digest yet) the policy's rule for the phase applies to what the
+    workflow heard: the start-up grace before the first progress line, a multiple of the slowest step
+    interval (``hang_budget`` until one is known), and ``hang_budget`` for a save (no save timed yet).
     """
-    if attempt.last_progress_at is None:
-        return max(policy.startup_grace, policy.hang_budget_min)
+    phase = HangPhase.of(progressed=attempt.last_progress_at is not None, checkpointing=attempt.checkpointing)
     if attempt.hang_budget is not None:
-        # learned by telemetry from every progress line (lazarus.detection.hang.HangBudget), re-clamped here
-        return min(max(attempt.hang_budget, policy.hang_budget_min), max(policy.hang_budget_max, policy.hang_budget_min))
-    if attempt.checkpointing:
-        # a save can take far longer than a step: allow the operator's maximum
-        return max(policy.hang_budget_max, policy.hang_budget_min)
-    if attempt.max_step_interval is None:
-        budget = policy.hang_budget
-    else:
-        budget = attempt.max_step_interval * policy.hang_step_multiple
-    return min(max(budget, policy.hang_budget_min), max(policy.hang_budget_max, policy.hang_budget_min))
+        return policy.clamp_hang_budget(attempt.hang_budget, phase)
+    return policy.phase_hang_budget(phase, slowest_step=attempt.max_step_interval)
 
 
 def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:
-    """When the hang watchdog fires for a running attempt; None when it must not run."""
+    """When the hang watchdog fires for a running attempt; None when it must not run.
+
+    The silence is counted from the last sign of life telemetry reported (a step or a checkpoint start),
+    or from the attempt's start before any.
+    """
     if attempt.started_at is None or attempt.ended_at is not None:
         return None
     since = attempt.last_progress_at or attempt.started_at

@@ -8,20 +8,24 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from lazarus.cli.common import (
+    about_job,
+    generation_arg,
+    job_id_arg,
     operator_name,
     print_json,
     run_async,
     settings_from,
+    text_arg,
     ui_link,
 )
 from lazarus.cli.jobs import fetch_status
 from lazarus.errors import LazarusError
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, ModeChange, Rejection
-from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+from lazarus.models.names import ledger_id, workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
+from workflows.node_ledger import NodeLedgerWorkflow
 
 
 class AdviceRefused(LazarusError):
@@ -36,14 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=lambda a: run_async(_list, a))
     for name in ("approve", "reject"):
         q = asub.add_parser(name, help=f"{name} a job's pending advice")
-        q.add_argument("job_id")
-        q.add_argument("--generation", type=int, help="the advice generation (default: the pending one)")
+        q.add_argument("job_id", type=job_id_arg)
+        q.add_argument("--generation", type=generation_arg, help="the advice generation (default: the pending one)")
         q.add_argument("--comment")
-        q.add_argument("--operator", default=None, help="who decides (default: your user name)")
+        q.add_argument("--operator", type=text_arg("operator"), default=None,
+                       help="who decides (default: your user name)")
         q.set_defaults(func=lambda a, n=name: run_async(_decide, a, n))
     p = sub.add_parser("mode", help="set monitor/act mode for one job, or for every watched job (kill switch)")
     p.add_argument("mode", choices=[m.value for m in Mode])
-    p.add_argument("--job", help="only this job id")
+    p.add_argument("--job", type=job_id_arg, help="only this job id")
     p.set_defaults(func=lambda a: run_async(_mode, a))
 
 
@@ -73,7 +78,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 async def _decide(args: argparse.Namespace, action: str) -> int:
     settings = settings_from(args)
-    job_id = validate_job_id(args.job_id)
+    job_id = args.job_id
     generation = args.generation
     if generation is None:
         status = await fetch_status(settings, job_id)
@@ -86,7 +91,9 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     model = Approval if action == "approve" else Rejection
     update = JobRecoveryWorkflow.approve_advice if action == "approve" else JobRecoveryWorkflow.reject_advice
     try:
-        reply = await handle.execute_update(update, model(generation=generation, operator=who, comment=args.comment))
+        with about_job(settings, job_id):
+            reply = await handle.execute_update(update, model(generation=generation, operator=who,
+                                                              comment=args.comment))
     except WorkflowUpdateFailedError as exc:
         raise AdviceRefused(f"refused: {exc.cause.message if hasattr(exc.cause, 'message') else exc.cause}") from None
     print(reply.message)
@@ -98,9 +105,10 @@ async def _mode(args: argparse.Namespace) -> int:
     client = await connect(settings)
     mode = Mode(args.mode)
     if args.job:
-        job_id = validate_job_id(args.job)
-        await client.get_workflow_handle(workflow_id(settings.cluster, job_id)).signal(
-            JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name()))
+        job_id = args.job
+        with about_job(settings, job_id):
+            await client.get_workflow_handle(workflow_id(settings.cluster, job_id)).signal(
+                JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name()))
         print(f"job {job_id}: mode {mode.value}")
         return 0
     change = ModeChange(mode=mode, scope="cluster", operator=operator_name())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from temporalio.service import RPCError
 
-from lazarus.cli.common import operator_name, run_slurm, settings_from, ui_link
+from lazarus.cli.common import operator_name, settings_from, ui_link
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
@@ -32,8 +32,12 @@ from lazarus.models.recovery import (
     ModeChange,
     RecoveryState,
 )
+from lazarus.models.slurm import NodeAction, SubmitRequest
+from lazarus.slurm.client import SlurmClient
+from lazarus.slurm.errors import SlurmError
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 
 class DemoError(LazarusError):
@@ -49,17 +53,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
 
 
-def _slurm(settings: Settings, *argv: str) -> str:
-    return run_slurm(settings, *argv, hint="; is the stack up? (`lazarus dev up`)", timeout=30)
+DEMO_NODES = ("node1", "node2", "node3", "node4")
+_STACK_HINT = "; is the stack up? (`lazarus dev up`)"
 
 
-def _prepare_nodes(settings: Settings) -> None:
+async def _prepare_nodes(slurm: SlurmClient) -> None:
     """Earlier demo runs drain node2: return the demo nodes to service."""
-    for node in ("node1", "node2", "node3", "node4"):
-        state = _slurm(settings, "sinfo", "-h", "-n", node, "-o", "%t").strip()
-        if state.startswith(("drain", "drng", "down")):
-            _slurm(settings, "scontrol", "update", f"NodeName={node}", "State=RESUME")
-            print(f"  (returned {node} to service after an earlier demo)")
+    state = {node.name: node for node in await slurm.nodes()}
+    for name in DEMO_NODES:
+        node = state.get(name)
+        if node is not None and (node.drained or node.down):
+            await slurm.resume(NodeAction(nodes=[name]))
+            print(f"  (returned {name} to service after an earlier demo)")
 
 
 def _script(workdir: Path, fault: str) -> Path:
@@ -73,6 +78,21 @@ def _script(workdir: Path, fault: str) -> Path:
         f"--fault-step {fault_step} --fault-attempts 0\n"
     )
     return script
+
+
+async def _start_job(settings: Settings, workdir: Path, fault: str) -> int:
+    """Free the demo nodes and submit the training job with the opt-in comment; returns its id."""
+    request = SubmitRequest(
+        args=["-N2", "--ntasks-per-node=1", "--gres=gpu:1", "--time=10", "--open-mode=append", "-J", "lazarus-demo",
+              f"--output={workdir / 'train-%j.out'}", str(_script(workdir, fault))],
+        comment=json.dumps({"lazarus": {"policy": "default"}}),
+    )
+    try:
+        async with SlurmClient.local(settings.scheduler, command_timeout=30) as slurm:
+            await _prepare_nodes(slurm)
+            return (await slurm.submit(request)).job_id
+    except SlurmError as exc:
+        raise DemoError(f"{exc}{_STACK_HINT}") from None
 
 
 async def _wait_for_workflow(client, wid: str, deadline: float):
@@ -113,15 +133,9 @@ def _narrate(status: JobStatus, seen: set[str]) -> None:
 async def _demo(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     client = await connect(settings)
-    _prepare_nodes(settings)
     workdir = settings.dev.state_dir / "demo" / datetime.now().strftime("%Y%m%d-%H%M%S")
     workdir.mkdir(parents=True, exist_ok=True)
-    script = _script(workdir, args.fault)
-    comment = json.dumps({"lazarus": {"policy": "default"}})
-    out = _slurm(settings, "sbatch", "--parsable", "-N2", "--ntasks-per-node=1", "--gres=gpu:1", "--time=10",
-                 "--open-mode=append", f"--comment={comment}", "-J", "lazarus-demo",
-                 f"--output={workdir / 'train-%j.out'}", str(script))
-    job_id = int(out.strip().split(";")[0])
+    job_id = await _start_job(settings, workdir, args.fault)
     wid = workflow_id(settings.cluster, job_id)
     print(f"Lazarus demo ({args.mode} mode): job {job_id} trains on 2 of the 4 nodes; the GPU of "
           f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}")

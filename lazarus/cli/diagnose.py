@@ -10,8 +10,6 @@ exit 2.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from lazarus.models.diagnosis import Diagnosis
 
@@ -45,12 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--tasks-per-node needs --nodes (the job's node list)")
     result = diagnose_files(args.files, layout=layout)
     text = result.model_dump_json(indent=2) if args.json else render(result)
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # `lazarus diagnose ... | head` closed the pipe: not an error of ours.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print(text)  # a closed pipe (`| head`) is handled once, in lazarus.cli.main.run
     return 0
 
 

@@ -1,78 +1,41 @@
-"""`lazarus submit | watch | jobs | show`: put jobs under Lazarus and read their recovery history."""
+"""`lazarus jobs | show`: read the recovery history of jobs under Lazarus (`submit` and `watch`: :mod:`.submit`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from lazarus.cli import submit
 from lazarus.cli.common import (
     JobNotWatched,
-    SlurmCommandFailed,
+    about_job,
+    job_id_arg,
     print_json,
     run_async,
-    run_slurm,
     settings_from,
     ui_link,
 )
-from lazarus.models.recovery import JobStatus, RecoveryState
+from lazarus.models.recovery import JobMemo, JobStatus, RecoveryState
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows import attributes
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-
-DEFAULT_COMMENT = json.dumps({"lazarus": {"policy": "default"}})
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("submit", help="sbatch with the Lazarus opt-in comment added",
-                       description="Runs sbatch with --comment set to the Lazarus opt-in (unless you give one) "
-                       "and --open-mode=append (so logs survive requeues).")
-    p.add_argument("--policy", default="default")
-    p.add_argument("sbatch_args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=_submit)
-    p = sub.add_parser("watch", help="attach Lazarus to an already submitted job")
-    p.add_argument("job_id")
-    p.add_argument("--policy", default="default")
-    p.set_defaults(func=_watch)
+    submit.register(sub)
     p = sub.add_parser("jobs", help="list watched jobs (from Temporal visibility)")
     p.add_argument("--state", choices=[st.value for st in RecoveryState], help="only this recovery state")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_jobs, a))
     p = sub.add_parser("show", help="a job's attempt timeline, advice and latencies")
-    p.add_argument("job_id")
+    p.add_argument("job_id", type=job_id_arg)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_show, a))
-
-
-def _comment(policy: str) -> str:
-    return json.dumps({"lazarus": {"policy": policy}})
-
-
-def _submit(args: argparse.Namespace) -> int:
-    settings = settings_from(args)
-    extra = [a for a in args.sbatch_args if a != "--"]
-    opts = [] if any(a.startswith("--comment") for a in extra) else [f"--comment={_comment(args.policy)}"]
-    if not any(a.startswith("--open-mode") for a in extra):
-        opts.append("--open-mode=append")
-    out = run_slurm(settings, "sbatch", "--parsable", *opts, *extra)
-    job_id = out.split(";")[0].strip()
-    if not job_id.isdigit():
-        raise SlurmCommandFailed(f"sbatch printed no job id: {out[:200]!r}")
-    print(f"Submitted batch job {job_id} (watched by Lazarus: {ui_link(settings, workflow_id(settings.cluster, int(job_id)))})")
-    return 0
-
-
-def _watch(args: argparse.Namespace) -> int:
-    settings = settings_from(args)
-    job_id = validate_job_id(args.job_id)
-    run_slurm(settings, "scontrol", "update", f"JobId={job_id}", f"Comment={_comment(args.policy)}")
-    print(f"job {job_id} is now opted in; Lazarus picks it up within one discovery cycle: "
-          f"{ui_link(settings, workflow_id(settings.cluster, job_id))}")
-    return 0
 
 
 async def _jobs(args: argparse.Namespace) -> int:
@@ -84,9 +47,12 @@ async def _jobs(args: argparse.Namespace) -> int:
     rows = []
     async for wf in client.list_workflows(query):
         sa = wf.typed_search_attributes
+        memo = JobMemo.model_validate(await wf.memo())
+        ignored = sa.get(attributes.STATE) == RecoveryState.IGNORED.value
         rows.append({
             "job_id": sa.get(attributes.JOB_ID), "workflow_id": wf.id, "user": sa.get(attributes.USER),
-            "state": sa.get(attributes.STATE), "mode": sa.get(attributes.MODE),
+            "state": sa.get(attributes.STATE), "mode": None if ignored else sa.get(attributes.MODE),
+            "policy": memo.policy, "reason": memo.ignored_reason,
             "attempt": sa.get(attributes.ATTEMPT), "signature": sa.get(attributes.SIGNATURE),
             "implicated_nodes": sa.get(attributes.NODES) or [], "status": wf.status.name if wf.status else None,
         })
@@ -96,11 +62,13 @@ async def _jobs(args: argparse.Namespace) -> int:
     if not rows:
         print("no watched jobs")
         return 0
-    print(f"{'JOB':>8}  {'USER':10} {'STATE':18} {'MODE':8} {'ATT':>3}  {'SIGNATURE':24} NODES")
+    print(f"{'JOB':>8}  {'USER':10} {'STATE':18} {'MODE':8} {'POLICY':16} {'ATT':>3}  {'SIGNATURE':24} NODES")
     for r in rows:
-        print(f"{r['job_id'] or '?':>8}  {r['user'] or '':10} {r['state'] or '':18} {r['mode'] or '':8} "
-              f"{r['attempt'] if r['attempt'] is not None else '':>3}  {r['signature'] or '-':24} "
-              f"{','.join(r['implicated_nodes']) or '-'}")
+        print(f"{r['job_id'] or '?':>8}  {r['user'] or '':10} {r['state'] or '':18} {r['mode'] or '-':8} "
+              f"{r['policy'] or '-':16} {r['attempt'] if r['attempt'] is not None else '':>3}  "
+              f"{r['signature'] or '-':24} {','.join(r['implicated_nodes']) or '-'}")
+        if r["reason"]:
+            print(f"{'':10}ignored: {r['reason']}")
     return 0
 
 
@@ -108,14 +76,15 @@ async def fetch_status(settings, job_id: int) -> JobStatus:
     client = await connect(settings)
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     try:
-        return await handle.query(JobRecoveryWorkflow.status)
+        with about_job(settings, job_id):
+            return await handle.query(JobRecoveryWorkflow.status)
     except (RPCError, WorkflowQueryFailedError) as exc:
         raise JobNotWatched(f"job {job_id} is not watched by Lazarus on cluster {settings.cluster} ({exc})") from None
 
 
 async def _show(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    job_id = validate_job_id(args.job_id)
+    job_id = args.job_id
     status = await fetch_status(settings, job_id)
     if args.json:
         print_json(status)

@@ -51,6 +51,7 @@ def render_timeline(status: JobStatus, link: str) -> str:
            f"policy {status.policy_name})"]
     if status.stop_reason:
         out.append(f"  reason: {status.stop_reason}")
+    out.extend(f"  note: {note}" for note in status.opt_in_notes)
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
     if status.advice and status.advice.status.value == "pending":

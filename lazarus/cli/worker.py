@@ -1,4 +1,4 @@
-"""`lazarus worker --role ROLE`: run worker processes (see workers/main.py)."""
+"""`lazarus worker --role ROLE`: run worker processes (see workers/host.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from lazarus.logging import setup_logging
-    from workers.main import ROLES, run
+    from workers.host import ROLES, run
 
     settings = load_settings(args.config)
     setup_logging(args.log_level or settings.logging.level, args.log_json or settings.logging.json_output)

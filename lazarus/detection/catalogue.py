@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from lazarus.detection.prefilter import KeywordFinder
+from lazarus.detection.xids import ResolutionBucket, XidCode
 from lazarus.errors import ConfigError
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 
@@ -68,6 +69,7 @@ class Signature(BaseModel):
     confidence: float = Field(0.8, gt=0.0, le=1.0)
     implicates_node: bool | None = Field(None, description="default: true when the advice excludes nodes")
     min_count: int = Field(1, ge=1, description="lines needed before this can be a failure's root")
+    xids: list[XidCode] = Field(default_factory=list, description="the NVIDIA Xid codes this signature stands for")
     explanation: str
     doc: str
     examples: list[str] = Field(min_length=1)
@@ -110,15 +112,50 @@ class Signature(BaseModel):
         return None
 
 
+class XidMeaning(BaseModel):
+    """Everything the catalogue says about one Xid code: the one answer both the log attribution and the
+    node agent give."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: int
+    name: str | None = Field(description="short meaning; None for a code the catalogue does not list")
+    bucket: ResolutionBucket | None = Field(description="NVIDIA's immediate action; None when not listed")
+    signature: str = Field(description="id of the signature that stands for the code")
+    role: Role
+    category: Category
+    retry_advice: RetryAdvice | None
+    excludes_node: bool = Field(description="the job restarts without the node, now")
+    blames_node: bool = Field(description="the node is at fault: excluded now, or degrading (kept, but watched)")
+
+    @classmethod
+    def of(cls, code: int, sig: Signature, listed: XidCode | None) -> "XidMeaning":
+        excludes = sig.blames_node and sig.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
+        hardware_warning = sig.category is Category.HARDWARE and (sig.role is Role.ADVISORY or sig.blames_node)
+        return cls(
+            code=code,
+            name=listed.name if listed else None,
+            bucket=listed.bucket if listed else None,
+            signature=sig.id,
+            role=sig.role,
+            category=sig.category,
+            retry_advice=sig.retry_advice,
+            excludes_node=excludes,
+            blames_node=excludes or hardware_warning,
+        )
+
+
 class Catalogue(BaseModel):
     """All signatures, in matching order: the first signature that matches a line claims it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = 1
+    unlisted_xid: str | None = Field(None, description="id of the signature that stands for any Xid not listed")
     signatures: list[Signature] = Field(min_length=1)
 
     _matcher: "Matcher | None" = PrivateAttr(None)
+    _xids: dict[int, tuple[XidCode, Signature]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "Catalogue":
@@ -127,6 +164,12 @@ class Catalogue(BaseModel):
             if sig.id in seen:
                 raise ValueError(f"duplicate signature id {sig.id!r}")
             seen.add(sig.id)
+            for xid in sig.xids:
+                if xid.code in self._xids:
+                    raise ValueError(f"Xid {xid.code} is listed by both {self._xids[xid.code][1].id} and {sig.id}")
+                self._xids[xid.code] = (xid, sig)
+        if self.unlisted_xid is not None and self.unlisted_xid not in seen:
+            raise ValueError(f"unlisted_xid names no signature: {self.unlisted_xid!r}")
         self._matcher = Matcher(self.signatures)
         return self
 
@@ -146,6 +189,20 @@ class Catalogue(BaseModel):
             if sig.id == signature_id:
                 return sig
         raise KeyError(signature_id)
+
+    @property
+    def xid_codes(self) -> list[int]:
+        """Every Xid code the catalogue lists, ascending."""
+        return sorted(self._xids)
+
+    def xid(self, code: int) -> "XidMeaning":
+        """What Xid ``code`` means; a code no signature lists gets the ``unlisted_xid`` signature's meaning."""
+        listed = self._xids.get(code)
+        if listed is not None:
+            return XidMeaning.of(code, listed[1], listed[0])
+        if self.unlisted_xid is None:
+            raise KeyError(f"Xid {code} is not listed and the catalogue names no unlisted_xid signature")
+        return XidMeaning.of(code, self.get(self.unlisted_xid), None)
 
     def match(self, line: str) -> tuple[Signature, re.Match[str]] | None:
         """The first signature (in catalogue order) whose keyword and pattern both occur in ``line``."""

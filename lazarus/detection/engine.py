@@ -11,14 +11,13 @@ NCCL addresses) still help name the node.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-
-from lazarus.detection.catalogue import Catalogue, Role, Signature, default_catalogue
+from lazarus.detection.candidate import Candidate
+from lazarus.detection.catalogue import Catalogue, Role, default_catalogue
 from lazarus.detection.context import CONTEXT_KEYWORDS, LogContext
 from lazarus.detection.layout import RankLayout
-from lazarus.detection.locate import LocationKey, locate, parse_timestamp
+from lazarus.detection.locate import locate, parse_timestamp
 from lazarus.detection.prefilter import Prefilter
+from lazarus.detection.verdict import conclude
 from lazarus.errors import shorten
 from lazarus.models.diagnosis import Diagnosis, Evidence
 
@@ -27,20 +26,6 @@ MAX_EVIDENCE_PER_CANDIDATE = 5
 MAX_LOCATIONS = 256
 MAX_NOTES = 20
 EVIDENCE_TEXT_CHARS = 500
-
-
-@dataclass
-class Candidate:
-    """Everything remembered about one signature's matches in the input."""
-
-    signature: Signature
-    count: int = 0
-    first_time: float | None = None
-    first_order: int = 0
-    evidence: list[Evidence] = field(default_factory=list)
-    locations: Counter[tuple[str, tuple[LocationKey, ...]]] = field(default_factory=Counter)
-    timed_files: set[str] = field(default_factory=set)
-
 
 _PREFILTERS: dict[int, tuple[Catalogue, Prefilter]] = {}
 
@@ -125,6 +110,4 @@ class Analyzer:
 
     def diagnosis(self) -> Diagnosis:
         """The verdict over everything fed so far (can be asked repeatedly while streaming)."""
-        from lazarus.detection.verdict import decide
-
-        return decide(self)
+        return conclude(self)

@@ -1,39 +1,37 @@
-"""The hang budget: how long a job may go without progress before it counts as hung.
+"""The hang budget learner: how long a job may go without progress before it counts as hung.
 
-A pure learner, safe inside deterministic workflow code: it never reads the
-clock (every method takes ``now``) and is a pydantic model, so the workflow can
-keep it in its state and hand it across continue-as-new.
-
-Budgets, always clamped to ``[policy.hang_budget_min, policy.hang_budget_max]``:
+The only place a budget is learned. Telemetry feeds it every progress line and
+sends :meth:`HangBudget.budget` (and :attr:`HangBudget.last_progress_at`, the
+start of the silence) with its digests; the workflow's watchdog turns them into
+a deadline (``workflows.timers``). The rules themselves are pure and live on the
+policy (:meth:`~lazarus.models.policy.Policy.phase_hang_budget`, bounded by
+:meth:`~lazarus.models.policy.Policy.clamp_hang_budget`), so the workflow's
+fallback before a learned budget arrives says the same thing for each phase:
 
 - **start-up** (no progress yet in this attempt): ``policy.startup_grace``;
 - **training**: ``policy.hang_step_multiple`` x the slowest interval observed
-  between two progress reports of this attempt (like NVRx's computed timeouts);
-  before two reports exist, ``policy.hang_budget``;
+  between two progress reports of this attempt; before two reports exist,
+  ``policy.hang_budget``;
 - **checkpointing** (a save has started and not finished): the larger of
-  ``policy.hang_budget`` and the multiple of the slowest save seen so far, since
-  saves are much slower than steps and print nothing.
+  ``policy.hang_budget`` and the multiple of the slowest save seen so far.
 
-:meth:`HangBudget.start_attempt` resets everything learned from progress, so a
-stale "checkpoint started" of a dead attempt never triggers after a restart.
-Intervals that contained a checkpoint save are not used as step intervals.
+A checkpoint start is a sign of life: the silence is counted from it. It never
+reads the clock (every method takes ``now``). :meth:`HangBudget.start_attempt`
+resets everything learned from progress, so a stale "checkpoint started" of a
+dead attempt never triggers after a restart. Intervals that contained a
+checkpoint save are not used as step intervals.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.detection.progress import ProgressEvent, ProgressSample
-from lazarus.models.policy import Policy
+from lazarus.detection.progress_lines import ProgressEvent, ProgressSample
+from lazarus.models.policy import HangPhase, Policy
 
-
-class HangPhase(StrEnum):
-    STARTUP = "startup"
-    TRAINING = "training"
-    CHECKPOINT = "checkpoint"
+__all__ = ["HangBudget", "HangPhase"]
 
 
 class HangBudget(BaseModel):
@@ -43,8 +41,7 @@ class HangBudget(BaseModel):
 
     policy: Policy
     attempt: int = 0
-    attempt_started_at: datetime
-    last_progress_at: datetime | None = None
+    last_progress_at: datetime | None = Field(None, description="last sign of life: a step or a checkpoint line")
     last_step: int | None = None
     slowest_step_interval: timedelta | None = None
     checkpoint_started_at: datetime | None = None
@@ -52,27 +49,24 @@ class HangBudget(BaseModel):
     saw_checkpoint_since_progress: bool = Field(False, description="the open interval contains a save")
 
     @classmethod
-    def for_attempt(cls, policy: Policy, attempt: int, now: datetime) -> "HangBudget":
-        return cls(policy=policy, attempt=attempt, attempt_started_at=now)
+    def for_attempt(cls, policy: Policy, attempt: int) -> "HangBudget":
+        return cls(policy=policy, attempt=attempt)
 
-    def start_attempt(self, attempt: int, now: datetime) -> "HangBudget":
+    def start_attempt(self, attempt: int) -> "HangBudget":
         """A new attempt began: forget this attempt's progress (the learned nothing carries over)."""
-        return HangBudget.for_attempt(self.policy, attempt, now)
+        return HangBudget.for_attempt(self.policy, attempt)
 
     @property
     def phase(self) -> HangPhase:
-        if self.checkpoint_started_at is not None:
-            return HangPhase.CHECKPOINT
-        if self.last_progress_at is None:
-            return HangPhase.STARTUP
-        return HangPhase.TRAINING
+        return HangPhase.of(progressed=self.last_progress_at is not None,
+                            checkpointing=self.checkpoint_started_at is not None)
 
     def observe(self, sample: ProgressSample, now: datetime) -> None:
         """Account for one progress sample seen at ``now``. Samples that go backwards in step are ignored."""
         if sample.step is not None and self.last_step is not None and sample.step < self.last_step:
             return
         if sample.event is ProgressEvent.CHECKPOINT_START:
-            self.checkpoint_started_at = now
+            self.checkpoint_started_at = self.last_progress_at = now
             self.saw_checkpoint_since_progress = True
             return
         if sample.event is ProgressEvent.CHECKPOINT_SAVED or self.checkpoint_started_at is not None:
@@ -99,25 +93,7 @@ class HangBudget(BaseModel):
                 self.slowest_step_interval = interval
         self.saw_checkpoint_since_progress = False
 
-    def _clamp(self, value: timedelta) -> timedelta:
-        return min(self.policy.hang_budget_max, max(self.policy.hang_budget_min, value))
-
     def budget(self) -> timedelta:
-        """The allowed silence in the current phase."""
-        multiple = self.policy.hang_step_multiple
-        if self.phase is HangPhase.CHECKPOINT:
-            learned = self.slowest_checkpoint * multiple if self.slowest_checkpoint else timedelta(0)
-            return self._clamp(max(self.policy.hang_budget, learned))
-        if self.phase is HangPhase.STARTUP:
-            return self._clamp(self.policy.startup_grace)
-        if self.slowest_step_interval is None:
-            return self._clamp(self.policy.hang_budget)
-        return self._clamp(self.slowest_step_interval * multiple)
-
-    def deadline(self) -> datetime:
-        """When the job counts as hung if nothing new arrives."""
-        since = self.checkpoint_started_at or self.last_progress_at or self.attempt_started_at
-        return since + self.budget()
-
-    def is_hung(self, now: datetime) -> bool:
-        return now >= self.deadline()
+        """The allowed silence in the current phase, counted from :attr:`last_progress_at` (or the attempt's start)."""
+        return self.policy.phase_hang_budget(self.phase, slowest_step=self.slowest_step_interval,
+                                             slowest_checkpoint=self.slowest_checkpoint)

@@ -1,15 +1,25 @@
-"""Incremental tailing of log files for the telemetry loop.
+r"""Incremental tailing of log files for the telemetry loop.
 
 :func:`read_new_lines` reads what was appended since the last call and returns
 complete lines plus a new :class:`TailState` to keep (it is a pydantic model, so
-it can travel through Temporal as activity input and output). It never raises
-for trouble with the file itself; it returns a note instead:
+it can travel through Temporal as activity input and output).
+
+A carriage return ends a line too: progress bars (tqdm, Lightning, Hugging Face)
+redraw themselves with ``\r`` and print ``\n`` only when the epoch ends, so each
+redraw is returned as soon as it is read (and once more, should it still grow
+after that, e.g. when it was caught half-written). Line numbers still count
+``\n`` only, as an editor does, so every redraw of one bar carries the number of
+the line the bar is on; empty ``\r`` segments (``\r\n``, a bar's leading ``\r``)
+are not returned.
+
+It never raises for trouble with the file itself; it returns a note instead:
 
 - rotated (the path now names another inode) or truncated (size below the
   saved offset): start again from offset 0 and say so;
 - deleted, not a regular file, unreadable: no lines, the old state kept;
-- a line longer than ``MAX_LINE_BYTES`` (e.g. 50 MB without a newline): the
-  first ``MAX_LINE_BYTES`` are returned as the line, the rest skipped;
+- a line longer than ``MAX_LINE_BYTES`` (e.g. 50 MB without a newline or
+  carriage return): the first ``MAX_LINE_BYTES`` are returned as the line, the
+  rest skipped up to the next line end; so the state held per file stays bounded;
 - invalid UTF-8: replaced with U+FFFD.
 """
 
@@ -39,9 +49,11 @@ class FileTail(BaseModel):
     inode: int | None = None
     device: int | None = None
     offset: int = Field(0, ge=0, description="bytes consumed, including the partial line")
-    line_no: int = Field(0, ge=0, description="complete lines returned so far")
-    partial: bytes = Field(b"", description="start of an unfinished last line (at most MAX_LINE_BYTES)")
+    line_no: int = Field(0, ge=0, description="lines ended by a newline so far")
+    partial: bytes = Field(b"", description="start of an unfinished last line (at most MAX_LINE_BYTES after a "
+                           "leading \\r, which marks that the line's earlier \\r segments were returned)")
     skipping: bool = Field(False, description="inside an overlong line whose start was already returned")
+    shown: int = Field(0, ge=0, description="bytes of the partial's last \\r segment already returned")
 
 
 class TailState(BaseModel):
@@ -56,24 +68,62 @@ def _split(cur: FileTail, data: bytes, name: str) -> tuple[list[TailLine], list[
     """Cut ``data`` (appended bytes) into complete lines, updating ``cur`` in place."""
     lines: list[TailLine] = []
     notes: list[str] = []
+    shown, cur.shown = cur.shown, 0
+
+    def emit(segment: bytes, line_no: int) -> None:
+        nonlocal shown
+        if shown:  # the first segment continues the redraw returned last time: again only if it grew
+            unchanged, shown = len(segment) == shown, 0
+            if unchanged:
+                return
+        if len(segment) > MAX_LINE_BYTES:
+            notes.append(f"{name}:{line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB cut")
+        lines.append(TailLine(line_no, segment[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+
+    def skip_rest(start: bytes) -> None:
+        notes.append(f"{name}:{cur.line_no + 1}: line longer than {MAX_LINE_BYTES // 1024} KiB; the rest is skipped")
+        lines.append(TailLine(cur.line_no + 1, start[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+        cur.partial, cur.skipping = b"", True
+
     if cur.skipping:
-        cut = data.find(b"\n")
-        if cut < 0:
+        ends = [cut for cut in (data.find(b"\n"), data.find(b"\r")) if cut >= 0]
+        if not ends:
             return lines, notes
-        data, cur.skipping = data[cut + 1 :], False
+        cut, cur.skipping = min(ends), False
+        if data[cut] == ord("\n"):
+            cur.line_no += 1
+            cut += 1
+        data = data[cut:]  # a \r stays: the rest of the line follows it
     pieces = (cur.partial + data).split(b"\n")
     for piece in pieces[:-1]:
         cur.line_no += 1
-        if len(piece) > MAX_LINE_BYTES:
-            notes.append(f"{name}:{cur.line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB cut")
-        lines.append(TailLine(cur.line_no, piece[:MAX_LINE_BYTES].decode("utf-8", "replace")))
+        if b"\r" in piece:
+            for segment in piece.split(b"\r"):
+                if segment:
+                    emit(segment, cur.line_no)
+        elif len(piece) <= MAX_LINE_BYTES:  # the common case, kept cheap: no call, no copy
+            lines.append(TailLine(cur.line_no, piece.decode("utf-8", "replace")))
+        else:
+            emit(piece, cur.line_no)
     rest = pieces[-1]
-    if len(rest) > MAX_LINE_BYTES:
-        cur.line_no += 1
-        notes.append(f"{name}:{cur.line_no}: line longer than {MAX_LINE_BYTES // 1024} KiB; the rest is skipped")
-        lines.append(TailLine(cur.line_no, rest[:MAX_LINE_BYTES].decode("utf-8", "replace")))
-        rest, cur.skipping = b"", True
-    cur.partial = rest
+    redraw = rest.rfind(b"\r")
+    if redraw < 0:  # an ordinary unfinished line: returned once its newline comes
+        if len(rest) > MAX_LINE_BYTES:
+            skip_rest(rest)
+        else:
+            cur.partial = rest
+        return lines, notes
+    for segment in rest[:redraw].split(b"\r"):
+        if segment:
+            emit(segment, cur.line_no + 1)
+    current = rest[redraw + 1 :]  # the bar as drawn now: returned at once, kept to see whether it grows
+    if len(current) > MAX_LINE_BYTES:
+        skip_rest(current)
+        return lines, notes
+    if current:
+        emit(current, cur.line_no + 1)
+        cur.shown = len(current)
+    cur.partial = rest[redraw:]
     return lines, notes
 
 

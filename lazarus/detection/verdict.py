@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from lazarus.detection.catalogue import Role
-from lazarus.detection.engine import Analyzer, Candidate
+from lazarus.detection.candidate import Candidate, Findings
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 
 MAX_EVIDENCE = 20
@@ -36,7 +36,7 @@ def _rank_key(candidate: Candidate) -> tuple[int, float, int]:
     return (-candidate.signature.severity, time, candidate.first_order)
 
 
-def candidate_nodes(analyzer: Analyzer, candidate: Candidate) -> list[str]:
+def candidate_nodes(analyzer: Findings, candidate: Candidate) -> list[str]:
     """Nodes of a candidate's matches, most frequent first."""
     weights: dict[str, int] = {}
     for (file, keys), count in candidate.locations.items():
@@ -54,7 +54,7 @@ def _hardware_coroots(others: list[Candidate]) -> list[Candidate]:
     ]
 
 
-def _implicated(analyzer: Analyzer, root: Candidate, others: list[Candidate]) -> tuple[list[str], list[str]]:
+def _implicated(analyzer: Findings, root: Candidate, others: list[Candidate]) -> tuple[list[str], list[str]]:
     """The nodes to blame, plus notes about hardware faults that are reported but not blamed."""
     nodes = candidate_nodes(analyzer, root) if root.signature.blames_node else []
     notes = []
@@ -68,7 +68,7 @@ def _implicated(analyzer: Analyzer, root: Candidate, others: list[Candidate]) ->
     return nodes, notes
 
 
-def _confidence(analyzer: Analyzer, root: Candidate, others: list[Candidate], nodes: list[str]) -> float:
+def _confidence(analyzer: Findings, root: Candidate, others: list[Candidate], nodes: list[str]) -> float:
     value = root.signature.confidence
     if root.count > 1:
         value += 0.05
@@ -104,7 +104,7 @@ def _explanation(root: Candidate, others: list[Candidate], nodes: list[str]) -> 
     return text
 
 
-def _advisory_notes(analyzer: Analyzer, advisories: list[Candidate]) -> list[str]:
+def _advisory_notes(analyzer: Findings, advisories: list[Candidate]) -> list[str]:
     notes = []
     for cand in advisories:
         nodes = candidate_nodes(analyzer, cand)
@@ -113,7 +113,7 @@ def _advisory_notes(analyzer: Analyzer, advisories: list[Candidate]) -> list[str
     return notes
 
 
-def _reading_notes(analyzer: Analyzer) -> list[str]:
+def _reading_notes(analyzer: Findings) -> list[str]:
     notes = list(analyzer.notes)
     if analyzer.context.unmapped_ranks:
         ranks = ", ".join(str(r) for r in sorted(analyzer.context.unmapped_ranks)[:8])
@@ -121,8 +121,8 @@ def _reading_notes(analyzer: Analyzer) -> list[str]:
     return notes
 
 
-def decide(analyzer: Analyzer) -> Diagnosis:
-    """Turn the analyser's candidates into one :class:`Diagnosis`."""
+def conclude(analyzer: Findings) -> Diagnosis:
+    """Conclude the root cause: turn the analyser's candidates into one :class:`Diagnosis`."""
     counted = [c for c in analyzer.candidates.values() if c.count >= c.signature.min_count]
     advisories = sorted((c for c in counted if c.signature.role is Role.ADVISORY), key=_rank_key)
     roots = sorted((c for c in counted if c.signature.role is Role.ROOT), key=_rank_key)

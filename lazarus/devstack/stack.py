@@ -34,7 +34,7 @@ from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
 from lazarus.devstack.stack_config import write_lazarus_yaml
 from lazarus.devstack.status import ComponentStatus, StackStatus
 from lazarus.devstack.temporal import temporal_component
-from lazarus.devstack.workers import workers_available, workers_component
+from lazarus.devstack.worker_procs import workers_available, workers_component
 from lazarus.errors import DevStackError
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -112,7 +112,7 @@ class DevStack:
                 self._restart_slurm_for_new_config(report)
             write_lazarus_yaml(self.dev, self.layout)
             if self.parts.workers and not workers_available():
-                report.notes.append("workers: not available (module workers.main is not installed)")
+                report.notes.append("workers: not available (module workers.host is not installed)")
             comps = self.components()
             reserve_ports([c.port for c in comps if c.port] + [self.dev.temporal_ui_port])
             self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))

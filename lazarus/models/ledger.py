@@ -15,9 +15,16 @@ class LedgerPolicy(_Model):
     """Rules for cross-job node decisions."""
 
     lemon_job_count: int = Field(3, ge=2, description="a node implicated by this many different jobs is a lemon")
-    lemon_window: timedelta = Field(timedelta(hours=24), description="...within this window")
+    lemon_window: timedelta = Field(timedelta(hours=24), gt=timedelta(0), description="...within this window")
     max_drain_fraction: float = Field(
         0.25, gt=0, le=1, description="never drain more than this fraction of the cluster's nodes"
+    )
+    reconcile_interval: timedelta = Field(
+        timedelta(minutes=5), gt=timedelta(0),
+        description="how often the ledger reads Slurm's node states and corrects its drained records",
+    )
+    max_implications: int = Field(
+        2000, ge=10, description="the ledger keeps at most this many implications; the oldest are trimmed"
     )
 
 
@@ -33,21 +40,42 @@ class Implication(_Model):
     drain_requested: bool = Field(False, description="the job's advice asked for this node to be drained")
 
 
+OUTSIDE_LAZARUS = "outside Lazarus"
+"""``drained_by`` / ``resumed_by`` of a change the ledger saw in Slurm but did not make (e.g. ``scontrol``)."""
+
+
 class NodeRecord(_Model):
+    """The ledger's view of one node. It is drained in the ledger's view when Lazarus drained it
+    (``drained_by_lazarus``) or someone else did (``drained_by``: an operator via `lazarus nodes drain`, or
+    :data:`OUTSIDE_LAZARUS`); a resume, through Lazarus or noticed in Slurm, clears both."""
+
     node: str
     implications: list[Implication] = Field(default_factory=list)
     drained_by_lazarus: bool = False
-    drained_by: str | None = Field(None, description="operator who drained it by hand (`lazarus nodes drain`)")
+    drained_by: str | None = Field(
+        None, description="who else drained it: an operator (`lazarus nodes drain`) or 'outside Lazarus'"
+    )
     drain_reason: str | None = None
     drained_at: datetime | None = None
-    resumed_by: str | None = None
+    resumed_by: str | None = Field(None, description="who returned it to service, or 'outside Lazarus'")
     resumed_at: datetime | None = None
     refused: list[str] = Field(default_factory=list, description="drains refused (budget), with reasons")
+    slurm_state: str | None = Field(None, description="Slurm's node state when the ledger last read it")
+    slurm_seen_at: datetime | None = None
+    history: list[str] = Field(
+        default_factory=list, description="changes the ledger noticed in Slurm but did not make, newest last"
+    )
+
+    @property
+    def drained(self) -> bool:
+        """Drained in the ledger's view, by anyone."""
+        return self.drained_by_lazarus or self.drained_by is not None
 
 
 class LedgerInput(_Model):
     cluster: str
     policy: LedgerPolicy = LedgerPolicy()
+    policy_set_by: str | None = Field(None, description="who sent the policy in force (config, an operator)")
     scheduler_queue: str = "lazarus-scheduler"
     nodes: dict[str, NodeRecord] = Field(default_factory=dict)
     mode_override: str | None = Field(
@@ -55,6 +83,13 @@ class LedgerInput(_Model):
         "for new jobs, so the kill switch also holds for jobs submitted after it"
     )
     mode_set_by: str | None = None
+
+
+class PolicyChange(_Model):
+    """A new ledger policy for the running ledger (signal ``set_policy``)."""
+
+    policy: LedgerPolicy
+    by: str = Field(min_length=1, description="who sent it, e.g. 'config at worker start' or an operator")
 
 
 class ResumeRequest(_Model):
@@ -72,6 +107,7 @@ class DrainRequest(_Model):
 class LedgerView(_Model):
     cluster: str
     policy: LedgerPolicy
+    policy_set_by: str | None = None
     nodes: list[NodeRecord]
     mode_override: str | None = None
     mode_set_by: str | None = None

@@ -15,6 +15,21 @@ class Mode(StrEnum):
     ACT = "act"  # execute advice at once
 
 
+class HangPhase(StrEnum):
+    """What a running attempt is doing, as far as the hang budget cares."""
+
+    STARTUP = "startup"  # no progress line yet in this attempt
+    TRAINING = "training"
+    CHECKPOINT = "checkpoint"  # a save has started and not finished
+
+    @classmethod
+    def of(cls, *, progressed: bool, checkpointing: bool) -> "HangPhase":
+        """The phase of an attempt that has (or has not) printed progress and is (or is not) saving."""
+        if checkpointing:
+            return cls.CHECKPOINT
+        return cls.TRAINING if progressed else cls.STARTUP
+
+
 class Policy(BaseModel):
     """Per-job recovery policy. Operators define named policies; jobs pick one in their comment."""
 
@@ -54,6 +69,33 @@ class Policy(BaseModel):
         if self.hang_budget_min > self.hang_budget_max:
             raise ValueError("hang_budget_min must not exceed hang_budget_max")
         return self
+
+    def clamp_hang_budget(self, value: timedelta, phase: HangPhase = HangPhase.TRAINING) -> timedelta:
+        """The one bound on every hang budget, whoever proposes it (the learner, the workflow, a job comment).
+
+        Never below ``hang_budget_min``; never above ``hang_budget_max``, except in start-up, where the
+        operator's own ``startup_grace`` may be longer (it is configured, not learned).
+        """
+        ceiling = max(self.hang_budget_max, self.startup_grace) if phase is HangPhase.STARTUP else self.hang_budget_max
+        return min(ceiling, max(self.hang_budget_min, value))
+
+    def phase_hang_budget(self, phase: HangPhase, slowest_step: timedelta | None = None,
+                          slowest_checkpoint: timedelta | None = None) -> timedelta:
+        """The hang budget in ``phase``, given the slowest step interval and save seen so far (None: none yet).
+
+        - start-up: ``startup_grace``;
+        - training: ``hang_step_multiple`` x the slowest step interval (like NVRx's computed timeouts), or
+          ``hang_budget`` until an interval is known;
+        - checkpoint: the larger of ``hang_budget`` and the multiple of the slowest save, since saves are
+          much slower than steps and print nothing.
+        """
+        if phase is HangPhase.STARTUP:
+            value = self.startup_grace
+        elif phase is HangPhase.CHECKPOINT:
+            value = max(self.hang_budget, (slowest_checkpoint or timedelta(0)) * self.hang_step_multiple)
+        else:
+            value = slowest_step * self.hang_step_multiple if slowest_step is not None else self.hang_budget
+        return self.clamp_hang_budget(value, phase)
 
 
 # Fields a job may override in its comment, within the operator's limits.

@@ -130,6 +130,8 @@ class JobRecoveryInput(_Model):
     cluster_mode: Mode = Mode.MONITOR
     job_mode: Mode | None = Field(None, description="per-job override (`lazarus mode act --job N`)")
     opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
+    opt_in_notes: list[str] = Field(default_factory=list, description="what became of the comment's requests "
+                                    "beyond applying them (e.g. a request for act mode not needed or clamped)")
     # carried across continue-as-new
     attempts: list[Attempt] = Field(default_factory=list)
     advice_history: list[Advice] = Field(default_factory=list)
@@ -231,6 +233,21 @@ class JobStatus(_Model):
     advice_history: list[Advice]
     stop_reason: str | None = None
     hang_deadline: datetime | None = None
+    opt_in_notes: list[str] = Field(default_factory=list, description="notes on the job's opt-in comment")
+
+
+class JobMemo(BaseModel):
+    """The job workflow's memo, set when the telemetry loop starts it; `lazarus jobs` lists it.
+
+    Read leniently (unknown keys ignored, every key optional): workflows started before a key existed
+    lack it.
+    """
+
+    policy: str | None = Field(None, description="the policy the job's comment names (as asked for, even unknown)")
+    ignored_reason: str | None = Field(None, description="why Lazarus ignores the job (its opt-in error)")
+
+    def as_memo(self) -> dict[str, str]:
+        return self.model_dump(exclude_none=True)
 
 
 class ProgressQuery(_Model):

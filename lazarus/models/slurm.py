@@ -165,6 +165,35 @@ class JobActionResult(BaseModel):
     held: bool = False
 
 
+class SubmitRequest(BaseModel):
+    """Submit a batch job with ``sbatch``, optionally carrying a comment (the Lazarus opt-in)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: list[str] = Field(description="sbatch options, then the batch script and its arguments, as on a command line")
+    comment: str | None = Field(None, description="set as --comment and verified; None when args carry their own")
+
+
+class SubmitResult(BaseModel):
+    """A job sbatch accepted, as a fresh read shows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    state: JobState
+    comment: str = ""
+
+
+class CommentResult(BaseModel):
+    """Outcome of setting a job's comment, verified by a fresh read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    changed: bool = Field(description="False when the job already carried this comment")
+    comment: str
+
+
 class NodeAction(BaseModel):
     """Drain or resume nodes."""
 

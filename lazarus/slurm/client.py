@@ -1,84 +1,69 @@
 """SlurmClient: validated reads and verified, idempotent actions over one transport.
 
-Reads return the models of :mod:`lazarus.models.slurm`. Every action follows
-the same discipline, so a retry after a crash at any point is safe: read
-fresh state, act only if still needed, then read again until the intended
-result shows (or raise a retryable :class:`VerificationError`). The restart
-and node actions live in their own modules; this class is their entry point.
+Reads (from :class:`lazarus.slurm.reads.SlurmReader`) return the models of
+:mod:`lazarus.models.slurm`. Every action follows the same discipline, so a
+retry after a crash at any point is safe: read fresh state, act only if still
+needed, then read again until the intended result shows (or raise a
+retryable :class:`VerificationError`). The restart, node and submission
+actions live in their own modules, which see only the reader; this class
+composes them and is their entry point.
 """
 
 from __future__ import annotations
 
 from lazarus.config import SchedulerSettings
 from lazarus.models.slurm import (
+    CommentResult,
     JobActionResult,
-    JobSnapshot,
     NodeAction,
     NodeActionResult,
-    NodeState,
     RestartRequest,
     RestartResult,
-    SacctRecord,
+    SubmitRequest,
+    SubmitResult,
 )
-from lazarus.slurm import node_actions, restart, validate
-from lazarus.slurm.errors import UnknownJobError
-from lazarus.slurm.outcome import check
-from lazarus.slurm.parse import SACCT_FORMAT, parse_sacct, parse_scontrol_jobs, parse_scontrol_nodes
-from lazarus.slurm.parse_squeue import parse_squeue_json
-from lazarus.slurm.transport import CommandResult, Transport, build_transport
+from lazarus.slurm import node_actions, restart, submission
+from lazarus.slurm.reads import SlurmReader
+from lazarus.slurm.transport import LocalTransport, Transport
 from lazarus.slurm.waiting import Heartbeat, no_heartbeat, wait_for
 
 
-class SlurmClient:
-    """Slurm reads and actions. ``verify_timeout`` bounds how long an action waits to see its result."""
+def build_transport(settings: SchedulerSettings) -> Transport:
+    """The transport the scheduler settings ask for."""
+    if settings.transport == "ssh":
+        # Imported here so a local-only worker never loads asyncssh's crypto stack.
+        from lazarus.slurm.ssh import SshTransport
 
-    def __init__(self, transport: Transport, *, command_timeout: float = 30.0, verify_timeout: float = 30.0) -> None:
-        self.transport = transport
-        self.command_timeout = command_timeout
-        self.verify_timeout = verify_timeout
+        assert settings.ssh is not None  # guaranteed by SchedulerSettings' validator
+        return SshTransport(settings.ssh, slurm_conf=settings.slurm_conf)
+    return LocalTransport(settings.slurm_conf)
+
+
+class SlurmClient(SlurmReader):
+    """Slurm reads and actions. ``verify_timeout`` bounds how long an action waits to see its result."""
 
     @classmethod
     def from_settings(cls, settings: SchedulerSettings) -> "SlurmClient":
+        """The service's client: the transport (local or SSH) the settings ask for."""
         return cls(build_transport(settings), command_timeout=settings.command_timeout_s)
 
-    async def close(self) -> None:
-        await self.transport.close()
+    @classmethod
+    def local(cls, settings: SchedulerSettings, *, command_timeout: float) -> "SlurmClient":
+        """A client that runs commands on this host as the calling user (the CLI acts for its user).
 
-    async def run(self, argv: list[str], subject: str) -> CommandResult:
-        """Run one command (arguments already validated); a non-zero exit raises its typed error."""
-        return check(await self.transport.run(argv, self.command_timeout), subject)
-
-    # ------------------------------------------------------------------ reads
-
-    async def jobs(self) -> list[JobSnapshot]:
-        """Every job slurmctld holds (running, pending, and finished within MinJobAge): one command."""
-        return parse_squeue_json((await self.run(["squeue", "--json"], "the job list")).stdout)
-
-    async def job(self, job_id: int) -> JobSnapshot:
-        """One job, with the expanded StdOut path; :class:`UnknownJobError` when Slurm does not know it."""
-        job_id = validate.job_id(job_id)
-        result = await self.run(["scontrol", "show", "job", str(job_id)], f"job {job_id}")
-        matches = [job for job in parse_scontrol_jobs(result.stdout) if job.job_id == job_id]
-        if len(matches) != 1:
-            raise UnknownJobError(f"Slurm does not know job {job_id} (scontrol returned {len(matches)} records)")
-        return matches[0]
-
-    async def attempts(self, job_id: int) -> list[SacctRecord]:
-        """The job's attempts from accounting, oldest first, ``attempt`` set to the index.
-
-        Empty when accounting has no row yet (it trails the controller by a
-        second or two) or the job is unknown to it.
+        Never the service's SSH login: a job a person submits must be theirs.
         """
-        job_id = validate.job_id(job_id)
-        argv = ["sacct", "-P", "-n", "-D", "-X", "-j", str(job_id), "-o", SACCT_FORMAT]
-        rows = [r for r in parse_sacct((await self.run(argv, f"job {job_id}")).stdout) if r.job_id == str(job_id)]
-        return [row.model_copy(update={"attempt": index}) for index, row in enumerate(rows)]
-
-    async def nodes(self) -> list[NodeState]:
-        """Every node of the cluster with its state and reason."""
-        return parse_scontrol_nodes((await self.run(["scontrol", "show", "node"], "the node list")).stdout)
+        return cls(LocalTransport(settings.slurm_conf), command_timeout=command_timeout)
 
     # ------------------------------------------------------------------ job actions
+
+    async def submit(self, request: SubmitRequest) -> SubmitResult:
+        """Submit a batch job with the comment of ``request``; see :mod:`.submission` (never retried)."""
+        return await submission.submit(self, request)
+
+    async def set_comment(self, job_id: int, comment: str, heartbeat: Heartbeat = no_heartbeat) -> CommentResult:
+        """Set a job's comment (the Lazarus opt-in) unless it carries it already; verified by reading it back."""
+        return await submission.set_comment(self, job_id, comment, heartbeat)
 
     async def restart_excluding(self, request: RestartRequest, heartbeat: Heartbeat = no_heartbeat) -> RestartResult:
         """Requeue the job's current attempt so the next one avoids ``exclude_nodes``; see :mod:`.restart`."""

@@ -13,20 +13,17 @@ of this action must not turn into an error.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
 from lazarus.slurm import validate
 from lazarus.slurm.errors import UnknownNodeError
+from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.waiting import Heartbeat, wait_for
-
-if TYPE_CHECKING:
-    from lazarus.slurm.client import SlurmClient
 
 DEFAULT_DRAIN_REASON = "drained by lazarus"
 
 
-async def drain(client: "SlurmClient", action: NodeAction, heartbeat: Heartbeat) -> NodeActionResult:
+async def drain(client: SlurmReader, action: NodeAction, heartbeat: Heartbeat) -> NodeActionResult:
     names = validate.node_names(action.nodes)
     reason = validate.reason(action.reason, default=DEFAULT_DRAIN_REASON)
     current = await _current(client, names)
@@ -37,7 +34,7 @@ async def drain(client: "SlurmClient", action: NodeAction, heartbeat: Heartbeat)
     return await _verified(client, names, todo, lambda n: n.drained, "drained", heartbeat)
 
 
-async def resume(client: "SlurmClient", action: NodeAction, heartbeat: Heartbeat) -> NodeActionResult:
+async def resume(client: SlurmReader, action: NodeAction, heartbeat: Heartbeat) -> NodeActionResult:
     names = validate.node_names(action.nodes)
     current = await _current(client, names)
     todo = [name for name in names if current[name].drained or current[name].down]
@@ -48,7 +45,7 @@ async def resume(client: "SlurmClient", action: NodeAction, heartbeat: Heartbeat
     return await _verified(client, names, todo, lambda n: not (n.drained or n.down), "in service", heartbeat)
 
 
-async def _current(client: "SlurmClient", names: list[str]) -> dict[str, NodeState]:
+async def _current(client: SlurmReader, names: list[str]) -> dict[str, NodeState]:
     """Fresh state of ``names``; unknown names are refused before anything is changed."""
     if not names:
         return {}
@@ -60,7 +57,7 @@ async def _current(client: "SlurmClient", names: list[str]) -> dict[str, NodeSta
 
 
 async def _verified(
-    client: "SlurmClient",
+    client: SlurmReader,
     names: list[str],
     changed: list[str],
     wanted: Callable[[NodeState], bool],

@@ -20,26 +20,24 @@ before the error propagates; Lazarus never leaves a job held.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lazarus.models.slurm import JobSnapshot, JobState, RestartRequest, RestartResult
 from lazarus.slurm import validate
 from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
+from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.waiting import Heartbeat, wait_for
-
-if TYPE_CHECKING:
-    from lazarus.slurm.client import SlurmClient
 
 # States a requeued job passes through before it is PENDING and can be updated.
 _IN_TRANSITION = frozenset({JobState.COMPLETING, JobState.REQUEUED, JobState.REQUEUE_HOLD, JobState.REQUEUE_FED})
 
 
-async def restart_excluding(client: "SlurmClient", request: RestartRequest, heartbeat: Heartbeat) -> RestartResult:
+async def restart_excluding(client: SlurmReader, request: RestartRequest, heartbeat: Heartbeat) -> RestartResult:
     """Run (or finish) the restart of ``request.job_id`` and verify it; see the module docstring."""
     job_id = validate.job_id(request.job_id)
     exclude = validate.node_names(request.exclude_nodes)
     await _check_nodes_exist(client, exclude)
+    heartbeat(f"job {job_id}: nodes checked")
     job = await client.job(job_id)
+    heartbeat(f"job {job_id}: read")
     if job.restarts < request.expected_attempt:
         raise OperationRefusedError(
             f"job {job_id} is at attempt {job.restarts}, before the attempt {request.expected_attempt} "
@@ -56,17 +54,17 @@ async def restart_excluding(client: "SlurmClient", request: RestartRequest, hear
     job = await _settle(client, job_id, heartbeat)
     if job.state is JobState.PENDING:
         try:
-            await _exclude(client, job, exclude)
+            await _exclude(client, job, exclude, heartbeat)
         except SlurmError as exc:
             if not exc.retryable:
-                await _release(client, job_id)  # fail-open: never leave the job held on a permanent error
+                await _release(client, job_id, heartbeat)  # fail-open: never leave the job held on a permanent error
             raise
-        await _release(client, job_id)
+        await _release(client, job_id, heartbeat)
     heartbeat(f"job {job_id}: released, verifying")
     return await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
 
 
-async def _check_nodes_exist(client: "SlurmClient", names: list[str]) -> None:
+async def _check_nodes_exist(client: SlurmReader, names: list[str]) -> None:
     """Refuse unknown nodes *before* the hold: Slurm would reject the update after the job was requeued."""
     if not names:
         return
@@ -76,7 +74,7 @@ async def _check_nodes_exist(client: "SlurmClient", names: list[str]) -> None:
         raise UnknownNodeError(f"cannot exclude {', '.join(unknown)}: not a node of this cluster")
 
 
-async def _hold(client: "SlurmClient", job: JobSnapshot, heartbeat: Heartbeat) -> None:
+async def _hold(client: SlurmReader, job: JobSnapshot, heartbeat: Heartbeat) -> None:
     """Requeue a started attempt held; hold a still-pending one (it has no attempt to requeue)."""
     if job.state is JobState.PENDING:
         if not job.held:
@@ -86,7 +84,7 @@ async def _hold(client: "SlurmClient", job: JobSnapshot, heartbeat: Heartbeat) -
     heartbeat(f"job {job.job_id}: held")
 
 
-async def _settle(client: "SlurmClient", job_id: int, heartbeat: Heartbeat) -> JobSnapshot:
+async def _settle(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> JobSnapshot:
     """Wait until a requeued job has left COMPLETING (its old processes are gone) and is PENDING."""
     return await wait_for(
         lambda: client.job(job_id), lambda j: j.state not in _IN_TRANSITION,
@@ -94,25 +92,28 @@ async def _settle(client: "SlurmClient", job_id: int, heartbeat: Heartbeat) -> J
     )
 
 
-async def _exclude(client: "SlurmClient", job: JobSnapshot, exclude: list[str]) -> None:
+async def _exclude(client: SlurmReader, job: JobSnapshot, exclude: list[str], heartbeat: Heartbeat) -> None:
     """Add ``exclude`` to the job's ExcNodeList (keeping earlier exclusions) unless it holds them already."""
     if not exclude or set(exclude) <= set(job.excluded_nodes):
         return
     if not job.held:
         # A pending job could be scheduled between our read and the update; hold it first.
         await client.run(["scontrol", "hold", str(job.job_id)], f"job {job.job_id}")
+        heartbeat(f"job {job.job_id}: held for the update")
     wanted = validate.hostlist_expr(sorted(set(job.excluded_nodes) | set(exclude)))
     await client.run(["scontrol", "update", f"JobId={job.job_id}", f"ExcNodeList={wanted}"], f"job {job.job_id}")
+    heartbeat(f"job {job.job_id}: excluded {wanted}")
 
 
-async def _release(client: "SlurmClient", job_id: int) -> None:
+async def _release(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> None:
     job = await client.job(job_id)
+    heartbeat(f"job {job_id}: read before release")
     if job.held:
         await client.run(["scontrol", "release", str(job_id)], f"job {job_id}")
 
 
 async def _verify(
-    client: "SlurmClient", request: RestartRequest, exclude: list[str], target_attempt: int, already_done: bool,
+    client: SlurmReader, request: RestartRequest, exclude: list[str], target_attempt: int, already_done: bool,
     heartbeat: Heartbeat,
 ) -> RestartResult:
     """Fresh state must show the new attempt, not held, exclusions in place; optionally running elsewhere.

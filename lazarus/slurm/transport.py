@@ -17,7 +17,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.config import SchedulerSettings
 from lazarus.slurm.errors import CommandNotFoundError, CommandTimeoutError
 
 
@@ -105,13 +104,3 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         proc.kill()
         await proc.wait()
 
-
-def build_transport(settings: SchedulerSettings) -> Transport:
-    """The transport the scheduler settings ask for."""
-    if settings.transport == "ssh":
-        # Imported here so a local-only worker never loads asyncssh's crypto stack.
-        from lazarus.slurm.ssh import SshTransport
-
-        assert settings.ssh is not None  # guaranteed by SchedulerSettings' validator
-        return SshTransport(settings.ssh, slurm_conf=settings.slurm_conf)
-    return LocalTransport(settings.slurm_conf)

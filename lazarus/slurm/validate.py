@@ -4,7 +4,9 @@ The SSH transport hands a string to a remote shell, so a value that slipped
 through here could run arbitrary commands on the login node. Nothing is
 escaped "to be safe" instead: values are checked against what Slurm itself
 accepts and anything else is refused with :class:`InvalidArgumentError`
-before a process is started.
+before a process is started. Free text that Slurm stores as it is (a job
+comment, the options and script of a submission) is refused only for
+control characters and size: it is one argv element, never shell syntax.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ _HOSTLIST_EXPR = re.compile(r"^[A-Za-z0-9._\-\[\],]+$")
 # Protect against "node[1-99999999]" style expansions that would stall the worker.
 _MAX_NODES = 65536
 _MAX_REASON = 200
+# The opt-in parser's limit (lazarus.telemetry.optin.MAX_COMMENT_BYTES): a longer comment could never opt in.
+_MAX_COMMENT_BYTES = 4096
+_MAX_SBATCH_ARGS = 256
+_MAX_SBATCH_ARG = 4096
 
 
 def job_id(value: object) -> int:
@@ -77,12 +83,56 @@ def reason(text: str, *, default: str) -> str:
     text = (text or "").strip()
     if not text:
         return default
-    bad = [ch for ch in text if unicodedata.category(ch).startswith("C")]
-    if bad:
-        raise InvalidArgumentError(f"reason must not contain control characters (found {bad[0]!r})")
+    _refuse_control_characters("reason", text)
     if len(text) > _MAX_REASON:
         raise InvalidArgumentError(f"reason is {len(text)} characters long; at most {_MAX_REASON} are allowed")
     return text
+
+
+def comment(text: str) -> str:
+    """A job comment: one line of printable text, at most 4096 bytes, surrounding blanks removed.
+
+    Quotes, ``;``, ``$( )`` and the like are plain data here: they reach Slurm
+    as one argv element (over SSH quoted by :func:`shlex.join`), never a shell.
+    Blanks are stripped because ``scontrol show job`` prints the value stripped,
+    so a padded comment could never be verified.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidArgumentError(f"comment must be non-empty text, got {text!r}")
+    text = text.strip()
+    _refuse_control_characters("comment", text)
+    size = len(text.encode())
+    if size > _MAX_COMMENT_BYTES:
+        raise InvalidArgumentError(f"comment is {size} bytes long; at most {_MAX_COMMENT_BYTES} are allowed")
+    return text
+
+
+def sbatch_args(args: Iterable[str], *, adds_comment: bool) -> list[str]:
+    """sbatch options, script and script arguments: printable strings only, passed on as data.
+
+    ``adds_comment`` means the caller sets ``--comment`` itself, so the
+    arguments may not carry a second, conflicting one.
+    """
+    values = list(args)
+    if not values:
+        raise InvalidArgumentError("sbatch needs at least a batch script")
+    if len(values) > _MAX_SBATCH_ARGS:
+        raise InvalidArgumentError(f"{len(values)} sbatch arguments; at most {_MAX_SBATCH_ARGS} are allowed")
+    for value in values:
+        if not isinstance(value, str) or not value:
+            raise InvalidArgumentError(f"sbatch argument must be non-empty text, got {value!r}")
+        if len(value) > _MAX_SBATCH_ARG:
+            raise InvalidArgumentError(f"an sbatch argument is {len(value)} characters; at most {_MAX_SBATCH_ARG}")
+        _refuse_control_characters("sbatch argument", value)
+        if adds_comment and (value == "--comment" or value.startswith("--comment=")):
+            raise InvalidArgumentError("the sbatch arguments carry their own --comment besides the one to set")
+    return values
+
+
+def _refuse_control_characters(what: str, text: str) -> None:
+    bad = [ch for ch in text if unicodedata.category(ch).startswith("C")]
+    if bad:
+        raise InvalidArgumentError(f"{what} must not contain control characters (found {bad[0]!r})")
 
 
 def _natural_key(name: str) -> list[object]:

@@ -108,19 +108,3 @@ class StragglerFinding(_Model):
             f"(score {w.score:.3f}, baseline {self.baseline_score:.3f})"
         )
         return Evidence(file=f"prometheus:{self.metric}", line_no=0, text=text, rule=RULE_ID)
-
-
-class FindStragglersRequest(_Model):
-    """Input of the ``prometheus_find_stragglers`` activity: one query for all the listed jobs."""
-
-    job_ids: list[str] | None = Field(None, description="None: every job publishing the metric")
-    window_s: int = Field(60, ge=1, description="detector window (= query step), seconds")
-    lookback_s: int = Field(1800, ge=1, description="history read per cycle, seconds")
-    level: Literal["node", "rank"] = "node"
-    metric: str | None = Field(None, description="None: the worker's configured prometheus.throughput_metric")
-    thresholds: StragglerThresholds = StragglerThresholds()
-
-
-class FindStragglersResult(_Model):
-    findings: list[StragglerFinding] = Field(default_factory=list)
-    series: int = Field(0, ge=0, description="series Prometheus returned (0 means nothing is published)")

@@ -27,22 +27,22 @@ from temporalio.service import RPCError, RPCStatusCode
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.ledger import LedgerInput
+from lazarus.models import names
+from lazarus.models.ledger import LedgerInput, LedgerView, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
     AnomalyDetected,
     JobEventEnvelope,
+    JobMemo,
     JobRecoveryInput,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
 from lazarus.telemetry.offsets import OffsetStore
-from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
+from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
 
 
 def utcnow() -> datetime:
@@ -78,16 +78,19 @@ class TelemetryLoop:
             await asyncio.sleep(max(0.05, interval - elapsed))
 
     async def ensure_ledger(self) -> str:
-        """Start the cluster's node ledger if it is not running (idempotent)."""
-        wid = ledger_id(self.settings.cluster)
+        """Start the cluster's node ledger if it is not running (idempotent), and send it the configured
+        ledger policy, so a configuration change reaches a ledger that is already running."""
+        wid = names.ledger_id(self.settings.cluster)
         if not self._ledger_started:
             await self.client.start_workflow(
-                NodeLedgerWorkflow.run,
+                names.LEDGER_WORKFLOW,
                 LedgerInput(cluster=self.settings.cluster, policy=self.settings.ledger,
                             scheduler_queue=self.settings.task_queues.scheduler),
                 id=wid, task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
+                start_signal=names.SET_LEDGER_POLICY,
+                start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
             )
             self._ledger_started = True
         return wid
@@ -95,7 +98,7 @@ class TelemetryLoop:
     async def _cluster_mode(self, ledger: str) -> Mode | None:
         """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
         try:
-            view = await self.client.get_workflow_handle(ledger).query(NodeLedgerWorkflow.view)
+            view = await self.client.get_workflow_handle(ledger).query(names.LEDGER_VIEW, result_type=LedgerView)
         except RPCError as exc:
             logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
             self._ledger_started = False  # start it again next cycle if it is gone
@@ -142,23 +145,25 @@ class TelemetryLoop:
         override = await self._cluster_mode(ledger)
         inp.cluster_mode = override or self.settings.mode
         try:
-            opt_in = parse_opt_in(job.comment, self.settings.policies)
+            opt_in = parse_opt_in(job.comment, self.settings.policies, inp.cluster_mode)
             # the kill switch (cluster-wide monitor) wins over a policy's or a job's mode; act does not
             # override a job's own request for monitor mode
-            inp.policy_name, inp.policy = opt_in.policy_name, opt_in.policy
+            inp.policy_name, inp.policy, inp.opt_in_notes = opt_in.policy_name, opt_in.policy, list(opt_in.notes)
             inp.job_mode = None if override == Mode.MONITOR else opt_in.policy.mode
             tracker.policy = opt_in.policy
         except JobCommentError as exc:
             logger.warning(f"job {job.job_id}: {exc}; Lazarus leaves it alone")
             inp.opt_in_error = str(exc)
+            inp.policy_name = requested_policy(job.comment) or "?"  # as asked for, though unknown or unusable
             tracker.closed = True
         try:
             await self.client.start_workflow(
-                JobRecoveryWorkflow.run, inp, id=workflow_id(self.settings.cluster, job.job_id),
+                names.JOB_WORKFLOW, inp, id=names.workflow_id(self.settings.cluster, job.job_id),
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"Slurm job {job.job_id} ({job.name}) of {job.user}",
+                memo=JobMemo(policy=inp.policy_name, ignored_reason=inp.opt_in_error).as_memo(),
             )
             if inp.opt_in_error is None:
                 logger.info(f"watching job {job.job_id} ({job.name}) with policy {inp.policy_name}")
@@ -249,6 +254,6 @@ class TelemetryLoop:
                 and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))]
 
     async def _signal(self, job_id: int, events: list) -> None:
-        handle = self.client.get_workflow_handle(workflow_id(self.settings.cluster, job_id))
+        handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
-            await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+            await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))

@@ -1,9 +1,16 @@
 """The opt-in contract: a job's Slurm comment holds ``{"lazarus": {"policy": "default", ...}}``.
 
-Extra keys override policy fields, but only those in ``JOB_OVERRIDABLE`` and
-only within the operator's bounds. Anything else is an error the job's
-workflow records (state ``ignored``) so the user can see why Lazarus is not
-watching their job.
+Extra keys in the ``lazarus`` object override policy fields, but only those in
+``JOB_OVERRIDABLE`` and only within the operator's bounds. Anything else is an
+error the job's workflow records (state ``ignored``) so the user can see why
+Lazarus is not watching their job. Other top-level keys are the job's own and
+Lazarus leaves them alone: :func:`opt_in_comment` keeps a comment the user had
+before opting in under ``"comment"`` (``{"lazarus": {...}, "comment": "team=nlp"}``).
+
+A job that asks for ``"mode": "act"`` is accepted: a job cannot choose act mode,
+so the request is either not needed (the policy already acts, or the cluster is
+in act mode) or clamped to the mode the policy or cluster gives it. Either way
+the opt-in carries a note saying so, which ``lazarus show`` prints.
 """
 
 from __future__ import annotations
@@ -14,15 +21,18 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from lazarus.errors import JobCommentError, shorten
-from lazarus.models.policy import JOB_OVERRIDABLE, Mode, Policy
+from lazarus.models.policy import JOB_OVERRIDABLE, HangPhase, Mode, Policy
 
 MAX_COMMENT_BYTES = 4096
+DEFAULT_POLICY = "default"
+OWN_COMMENT_KEY = "comment"  # where opt_in_comment keeps a comment that was not a JSON object
 
 
 @dataclass(frozen=True)
 class OptIn:
     policy_name: str
     policy: Policy
+    notes: tuple[str, ...] = ()  # what Lazarus did with the request beyond applying it (e.g. act clamped)
 
 
 def mentions_lazarus(comment: str) -> bool:
@@ -30,8 +40,53 @@ def mentions_lazarus(comment: str) -> bool:
     return "lazarus" in comment.lower()
 
 
-def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
-    """Parse a job comment into the policy that applies, or raise :class:`JobCommentError`."""
+def opt_in_comment(policy: str | None, own: str | None = None) -> str:
+    """The comment that opts a job in with ``policy`` (None: the one ``own`` names, else the default),
+    keeping the job's own comment ``own``.
+
+    - no own comment: ``{"lazarus": {"policy": P}}``;
+    - a JSON object: the ``lazarus`` object is added, or its ``policy`` replaced; every other key stays;
+    - any other text: ``{"lazarus": {"policy": P}, "comment": "<own text>"}``.
+
+    The result is what :func:`parse_opt_in` reads; whether it names a known policy is its business.
+    """
+    own = (own or "").strip()
+    data = _json_object(own) if own else {}
+    if data is None:
+        data = {"lazarus": {}, OWN_COMMENT_KEY: own}
+    section = data.setdefault("lazarus", {})
+    if not isinstance(section, dict):
+        raise JobCommentError(f"""the job's comment has a "lazarus" key that is not an object ({shorten(own, 120)}); """
+                              """remove it or make it e.g. {"lazarus": {"policy": "default"}}""")
+    if policy is not None or "policy" not in section:
+        section["policy"] = policy or DEFAULT_POLICY
+    data["lazarus"] = {"policy": section.pop("policy"), **section}  # policy first, for people reading it
+    return json.dumps(data)
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def requested_policy(comment: str) -> str | None:
+    """The policy name a comment asks for, valid or not (None when the comment does not say readably)."""
+    data = _json_object(comment)
+    section = data.get("lazarus") if data else None
+    if not isinstance(section, dict):
+        return None
+    name = section.get("policy", DEFAULT_POLICY)
+    return name if isinstance(name, str) else None
+
+
+def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode | None = None) -> OptIn:
+    """Parse a job comment into the policy that applies, or raise :class:`JobCommentError`.
+
+    ``cluster_mode`` (None: not known here) only words the note on a request for act mode.
+    """
     size = len(comment.encode(errors="surrogatepass"))  # a lone surrogate (from a JSON escape) is no crash
     if size > MAX_COMMENT_BYTES:
         raise JobCommentError(f"job comment is {size} bytes; the limit is {MAX_COMMENT_BYTES}")
@@ -50,10 +105,10 @@ def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
         raise JobCommentError("""job comment must be a JSON object with a "lazarus" object, e.g. """
                               """{"lazarus": {"policy": "default"}}""")
     section = dict(data["lazarus"])
-    name = section.pop("policy", "default")
+    name = section.pop("policy", DEFAULT_POLICY)
     if not isinstance(name, str) or name not in policies:
-        known = ", ".join(sorted(policies))
-        raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; known policies: {known}")
+        raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; "
+                              f"known policies: {known_policies(policies)}")
     base = policies[name]
     mode = section.pop("mode", None)
     unknown = sorted(set(section) - JOB_OVERRIDABLE)
@@ -62,10 +117,15 @@ def parse_opt_in(comment: str, policies: dict[str, Policy]) -> OptIn:
             f"job comment sets {shorten(', '.join(unknown), 120)}, which a job may not override; "
             f"allowed: {', '.join(sorted(JOB_OVERRIDABLE))}, mode"
         )
-    return _apply_overrides(name, base, section, mode)
+    return _apply_overrides(name, base, section, mode, cluster_mode)
 
 
-def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object) -> OptIn:
+def known_policies(policies: dict[str, Policy]) -> str:
+    """The configured policy names, for messages."""
+    return ", ".join(sorted(policies))
+
+
+def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, cluster_mode: Mode | None) -> OptIn:
     merged = base.model_dump() | overrides
     if mode is not None:
         merged["mode"] = mode
@@ -75,14 +135,31 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object) -> 
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise JobCommentError(f"job comment override {where}: {first['msg']}") from None
-    if policy.mode is not None and policy.mode != base.mode and policy.mode == Mode.ACT and base.mode != Mode.ACT:
-        raise JobCommentError("a job may ask for monitor mode in its comment, but not for act mode")
-    # a job may tighten, never loosen, the operator's limits
+    notes = []
+    if policy.mode == Mode.ACT and mode is not None:
+        notes.append(_act_request_note(name, base, cluster_mode))
+        policy = policy.model_copy(update={"mode": base.mode})  # a job may ask for monitor, never choose act
+    # a job may tighten, never loosen, the operator's limits; hang budgets go through the policy's one clamp
     policy = policy.model_copy(update={
-        "hang_budget": min(max(policy.hang_budget, base.hang_budget_min), base.hang_budget_max),
-        "startup_grace": min(policy.startup_grace, max(base.startup_grace, base.hang_budget_max)),
+        "hang_budget": base.clamp_hang_budget(policy.hang_budget, HangPhase.TRAINING),
+        "startup_grace": base.clamp_hang_budget(policy.startup_grace, HangPhase.STARTUP),
         "max_attempts": min(policy.max_attempts, base.max_attempts),
         "max_attempts_without_checkpoint": min(policy.max_attempts_without_checkpoint,
                                                base.max_attempts_without_checkpoint),
     })
-    return OptIn(policy_name=name, policy=policy)
+    return OptIn(policy_name=name, policy=policy, notes=tuple(notes))
+
+
+def _act_request_note(name: str, base: Policy, cluster_mode: Mode | None) -> str:
+    """What became of a comment's ``"mode": "act"``, in one sentence."""
+    asked = 'the comment asks for "mode": "act"'
+    if base.mode == Mode.ACT:
+        return f"{asked}; not needed: policy {name!r} already acts"
+    if base.mode == Mode.MONITOR:
+        return f"{asked}, but policy {name!r} runs in monitor mode and a job may not loosen it: clamped to monitor"
+    if cluster_mode == Mode.ACT:
+        return f"{asked}; not needed: the cluster is in act mode (a job follows the cluster's mode)"
+    if cluster_mode == Mode.MONITOR:
+        return (f"{asked}, which a job may not choose: clamped to the cluster's monitor mode "
+                "(an operator may switch the job with `lazarus mode act --job JOBID`)")
+    return f"{asked}, which a job may not choose: the job follows the cluster's mode"

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from lazarus.detection.engine import Analyzer
 from lazarus.detection.hang import HangBudget, HangPhase
 from lazarus.detection.layout import RankLayout
-from lazarus.detection.progress import ProgressEvent, parse_progress
+from lazarus.detection.progress_lines import ProgressEvent, parse_progress
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import (
@@ -93,10 +93,10 @@ class JobTracker:
     log_paths: list[str] = field(default_factory=list)
     attempt: AttemptTelemetry | None = None
 
-    def _new_attempt(self, index: int, nodes: list[str], now: datetime) -> AttemptTelemetry:
+    def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
         self.layout_nodes = nodes or self.layout_nodes
         return AttemptTelemetry(index=index, analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node),
-                                hang=HangBudget.for_attempt(self.policy, index, now))
+                                hang=HangBudget.for_attempt(self.policy, index))
 
     def observe(self, job: JobSnapshot, now: datetime) -> list:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
@@ -106,14 +106,14 @@ class JobTracker:
         if cur is None or job.restarts > cur.index:
             if cur is not None and cur.started_reported and not cur.ended_reported:
                 events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
-            cur = self.attempt = self._new_attempt(job.restarts, job.nodes, now)
+            cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
         # COMPLETING right after a requeue belongs to the *old* attempt (Slurm already counts the restart)
         if job.state == JobState.RUNNING or (job.state.finished and job.start_time):
             if not cur.started_reported and job.nodes:
                 cur.started_reported = True
                 self.layout_nodes = job.nodes
                 cur.analyzer = analyzer_for(job.nodes, self.tasks_per_node)
-                cur.hang = HangBudget.for_attempt(self.policy, cur.index, now)
+                cur.hang = HangBudget.for_attempt(self.policy, cur.index)
                 events.append(AttemptStarted(attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes,
                                              at=job.start_time or now))
         return events

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from lazarus.detection.progress import ProgressEvent, parse_progress
+from lazarus.detection.progress_lines import ProgressEvent, parse_progress
 from lazarus.progress import checkpoint_started, format_line, report
 
 

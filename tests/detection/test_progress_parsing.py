@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lazarus.detection.progress import ProgressEvent, nvrx_iteration_sample, parse_progress
+from lazarus.detection.progress_lines import ProgressEvent, nvrx_iteration_sample, parse_progress
 
 MEGATRON = (" [2024-05-01 12:00:00] iteration      100/   10000 | consumed samples:        12800 | elapsed time per "
             "iteration (ms): 1250.0 | learning rate: 3.000E-04 | global batch size:   128 | lm loss: 2.345678E+00 | "

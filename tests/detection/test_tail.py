@@ -122,3 +122,59 @@ def test_the_state_survives_a_json_round_trip(tmp_path):
         handle.write(b" end\n")
     lines, _, _ = read(path, restored)
     assert lines == ["\ufffdpartial end"]
+
+
+def test_a_carriage_return_ends_a_line_so_a_redrawn_bar_is_seen_before_its_newline(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_bytes(b"start\n\r 10%|#| 1/10\r 20%|##| 2/10")
+    lines, state, _ = read_new_lines(path, TailState())
+    assert lines == [(1, "start"), (2, " 10%|#| 1/10"), (2, " 20%|##| 2/10")]
+    with open(path, "ab") as handle:
+        handle.write(b"\r 30%|###| 3/10\r100%|##########| 10/10\nnext\n")
+    lines, _, _ = read_new_lines(path, state)
+    assert lines == [(2, " 30%|###| 3/10"), (2, "100%|##########| 10/10"), (3, "next")]
+
+
+def test_a_redraw_caught_half_written_is_returned_again_once_it_grew(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_bytes(b"\r 30%|###")
+    lines, state, _ = read_new_lines(path, TailState())
+    assert lines == [(1, " 30%|###")]
+    with open(path, "ab") as handle:
+        handle.write(b"| 3/10")
+    lines, state, _ = read_new_lines(path, state)
+    assert lines == [(1, " 30%|###| 3/10")]
+    with open(path, "ab") as handle:
+        handle.write(b"\n")
+    lines, state, _ = read_new_lines(path, state)
+    assert lines == []
+    assert (state.files[str(path)].partial, state.files[str(path)].line_no) == (b"", 1)
+
+
+def test_crlf_line_ends_and_blank_lines_read_as_before(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_bytes(b"dos line\r\n\nlast\r\n")
+    lines, _, _ = read_new_lines(path, TailState())
+    assert lines == [(1, "dos line"), (2, ""), (3, "last")]
+
+
+def test_a_bar_that_never_prints_a_newline_keeps_the_state_small(tmp_path):
+    path = tmp_path / "out.log"
+    with open(path, "wb") as handle:
+        handle.write(b"".join(b"\r%3d%%|bar| %d/100000" % (i // 1000, i) for i in range(100_000)))
+    lines, state, _ = read_new_lines(path, TailState())
+    assert len(lines) == 100_000 and lines[-1].text.endswith("99999/100000")
+    assert {n for n, _ in lines} == {1}
+    assert len(state.files[str(path)].partial) < 32
+
+
+def test_an_overlong_redraw_is_cut_and_the_next_redraw_is_read_again(tmp_path):
+    path = tmp_path / "out.log"
+    path.write_bytes(b"\r" + b"z" * (MAX_LINE_BYTES + 10))
+    lines, state, notes = read_new_lines(path, TailState())
+    assert [(n, len(t)) for n, t in lines] == [(1, MAX_LINE_BYTES)] and "skipped" in notes[0]
+    with open(path, "ab") as handle:
+        handle.write(b"zz\r 50%|bar| 5/10\r 60%|bar| 6/10\nafter\n")
+    lines, state, _ = read_new_lines(path, state)
+    assert lines == [(1, " 50%|bar| 5/10"), (1, " 60%|bar| 6/10"), (2, "after")]
+    assert state.files[str(path)].partial == b""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lazarus.config import DevSettings
-from lazarus.devstack.workers import poller_pids
+from lazarus.devstack.worker_procs import poller_pids
 from tests.devstack.conftest import lazarus
 
 pytestmark = [pytest.mark.temporal, pytest.mark.slurm, pytest.mark.slow]

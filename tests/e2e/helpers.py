@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 from lazarus.models.recovery import JobStatus, RecoveryState
 from tests.conftest import SlurmCluster, assert_eventually
-from tests.e2e.stack import E2EStack
+from tests.e2e.stack import REPO, E2EStack
 
 
 async def wait_state(e2e: E2EStack, job_id: int, *states: RecoveryState, timeout: float = 90) -> JobStatus:
@@ -36,3 +39,13 @@ def restore_nodes(cluster: SlurmCluster) -> None:
         state = cluster.run("sinfo", "-h", "-n", node, "-o", "%t", check=False).stdout.strip()
         if state.startswith(("drain", "drng", "down")):
             cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
+
+
+def lazarus_cli(e2e: E2EStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run `lazarus ARGS` against the e2e stack, as a user in a shell would."""
+    env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
+    proc = subprocess.run([sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=90)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"lazarus {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+    return proc

@@ -27,7 +27,8 @@ from lazarus.models.recovery import JobStatus
 from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
 from lazarus.temporal_client import connect
 from tests.conftest import SlurmCluster, submit_job
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,7 +147,7 @@ class E2EStack:
             (shim / "scontrol").chmod(0o755)
             env["PATH"] = f"{shim}:{env['PATH']}"
         log = open(self.root / "worker.log", "ab")
-        self.worker = subprocess.Popen([sys.executable, "-m", "workers.main", "--role", "all"], cwd=REPO, env=env,
+        self.worker = subprocess.Popen([sys.executable, "-m", "workers.host", "--role", "all"], cwd=REPO, env=env,
                                        stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod

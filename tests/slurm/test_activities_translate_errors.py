@@ -1,4 +1,4 @@
-"""The Slurm activities, run through Temporal's ActivityEnvironment: typed errors become ApplicationErrors.
+"""The scheduler activities, run through Temporal's ActivityEnvironment: typed errors become ApplicationErrors.
 
 Permanent errors are non-retryable with the error's name as ``type``; an
 unreachable controller stays retryable. The controller-down case uses a copy
@@ -14,8 +14,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.options import NON_RETRYABLE_SLURM_ERRORS, SLURM_READ, SLURM_WRITE
-from activities.slurm import SlurmActivities, error_type
+from activities.scheduler import SlurmActivities, error_type
+from workflows.options import NON_RETRYABLE_SLURM_ERRORS, PRESETS
 from lazarus.models.slurm import JobState, NodeAction, RestartRequest
 from lazarus.slurm import errors
 from lazarus.slurm.client import SlurmClient
@@ -40,7 +40,7 @@ def unreachable(slurm_cluster: SlurmCluster, tmp_path: Path) -> SlurmActivities:
 @pytest.mark.asyncio
 async def test_unknown_job_is_non_retryable(activities: SlurmActivities) -> None:
     with pytest.raises(ApplicationError) as err:
-        await ActivityEnvironment().run(activities.get_job, 987654321)
+        await ActivityEnvironment().run(activities.release_job, 987654321)
     assert err.value.type == "UnknownJob" and err.value.non_retryable
     assert "987654321" in err.value.message
 
@@ -54,7 +54,7 @@ async def test_invalid_argument_is_non_retryable(activities: SlurmActivities) ->
 
 @pytest.mark.asyncio
 async def test_unreachable_controller_stays_retryable(unreachable: SlurmActivities) -> None:
-    for activity_fn, arg in ((unreachable.list_jobs, None), (unreachable.get_job, 1), (unreachable.list_nodes, None)):
+    for activity_fn, arg in ((unreachable.release_job, 1), (unreachable.list_nodes, None)):
         with pytest.raises(ApplicationError) as err:
             await (ActivityEnvironment().run(activity_fn) if arg is None else ActivityEnvironment().run(activity_fn, arg))
         assert err.value.type == "ControllerUnreachable" and not err.value.non_retryable
@@ -81,16 +81,14 @@ async def test_restart_activity_heartbeats_while_it_waits(
 def test_every_permanent_error_is_listed_as_non_retryable_in_the_presets() -> None:
     permanent = {error_type(cls("x")) for cls in _all_errors() if not cls.retryable}
     assert permanent == set(NON_RETRYABLE_SLURM_ERRORS)
-    for preset in (SLURM_READ, SLURM_WRITE):
+    for preset in PRESETS.values():
         assert set(preset["retry_policy"].non_retryable_error_types or []) == set(NON_RETRYABLE_SLURM_ERRORS)
-    assert SLURM_WRITE["heartbeat_timeout"] is not None
 
 
 def test_activity_names_are_stable() -> None:
     names = [fn.__temporal_activity_definition.name for fn in SlurmActivities.__new__(SlurmActivities).all()]
     assert names == [
-        "slurm_list_jobs", "slurm_get_job", "slurm_get_attempts", "slurm_list_nodes", "slurm_restart_excluding",
-        "slurm_release_job", "slurm_cancel_job", "slurm_drain_nodes", "slurm_resume_nodes",
+        "slurm_list_nodes", "slurm_restart_excluding", "slurm_release_job", "slurm_drain_nodes", "slurm_resume_nodes",
     ]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lazarus.models.slurm import NodeAction, RestartRequest
+from lazarus.models.slurm import NodeAction, RestartRequest, SubmitRequest
 from lazarus.slurm import validate
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import InvalidArgumentError
@@ -87,3 +87,41 @@ def test_huge_hostlist_expansions_are_refused() -> None:
 
 def test_job_id_accepts_decimal_strings() -> None:
     assert validate.job_id("42") == 42 and validate.job_id(42) == 42
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("bad", [0, -1, "12; scancel 1", "12 13", "", True])
+async def test_set_comment_refuses_a_bad_job_id(bad: object, no_spawn: RecordingTransport) -> None:
+    with pytest.raises(InvalidArgumentError):
+        await SlurmClient(no_spawn).set_comment(bad, '{"lazarus": {}}')  # type: ignore[arg-type]
+    assert no_spawn.calls == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("bad", ["", "   ", "a\nJobId=1", "tab\there", "nul\x00", "x" * 4097])
+async def test_comments_must_be_one_printable_line_of_at_most_4096_bytes(
+    bad: str, no_spawn: RecordingTransport
+) -> None:
+    client = SlurmClient(no_spawn)
+    with pytest.raises(InvalidArgumentError):
+        await client.set_comment(12, bad)
+    with pytest.raises(InvalidArgumentError):
+        await client.submit(SubmitRequest(args=["job.sh"], comment=bad))
+    assert no_spawn.calls == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "args",
+    [[], ["job.sh", ""], ["--job-name=a\nb", "job.sh"], ["--comment=other", "job.sh"], ["--comment", "x", "job.sh"]],
+)
+async def test_submissions_with_bad_or_conflicting_arguments_are_refused(
+    args: list[str], no_spawn: RecordingTransport
+) -> None:
+    with pytest.raises(InvalidArgumentError):
+        await SlurmClient(no_spawn).submit(SubmitRequest(args=args, comment='{"lazarus": {}}'))
+    assert no_spawn.calls == []
+
+
+def test_comments_are_stripped_and_keep_shell_metacharacters_as_data() -> None:
+    assert validate.comment('  {"a": "$(id); `id` | x && y"}  ') == '{"a": "$(id); `id` | x && y"}'

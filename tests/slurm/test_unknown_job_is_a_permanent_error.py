@@ -21,6 +21,7 @@ async def test_unknown_job_id_is_a_permanent_error_everywhere(
         local_client.job(UNKNOWN),
         local_client.cancel(UNKNOWN),
         local_client.release(UNKNOWN),
+        local_client.set_comment(UNKNOWN, '{"lazarus": {"policy": "default"}}'),
         local_client.restart_excluding(RestartRequest(job_id=UNKNOWN, expected_attempt=0, exclude_nodes=["node1"])),
     ):
         with pytest.raises(UnknownJobError, match=f"job {UNKNOWN}") as err:

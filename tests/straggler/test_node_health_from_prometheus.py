@@ -1,12 +1,10 @@
 """Attribution reads node-agent verdicts back from Prometheus: one query for all nodes, missing ones named."""
 
 import pytest
-from temporalio.testing import ActivityEnvironment
 
-from activities.telemetry_prometheus import PrometheusActivities
-from lazarus.config import PrometheusSettings
-from lazarus.health.fleet import NodeHealthRequest, NodeHealthResult, NodeHealthSummary
+from lazarus.health.fleet import NodeHealthRequest, NodeHealthResult, NodeHealthSummary, fetch_node_health
 from lazarus.health.models import Verdict
+from lazarus.straggler.prometheus import PrometheusThroughput
 from tests.straggler.pushed_history import now_ms
 from tests.straggler.remote_write import push
 
@@ -31,11 +29,9 @@ def agents_reported(prometheus_url):
     ])  # fmt: skip
 
 
-@pytest.mark.asyncio
-async def test_each_node_gets_its_verdict_failed_gpus_and_xids(prometheus_url, agents_reported):
-    acts = PrometheusActivities.from_settings(PrometheusSettings(url=prometheus_url))
+def test_each_node_gets_its_verdict_failed_gpus_and_xids(prometheus_url, agents_reported):
     request = NodeHealthRequest(nodes=["fleet-a", "fleet-b", "fleet.c", "fleet-d"])
-    result = await ActivityEnvironment().run(acts.node_health, request)
+    result = fetch_node_health(PrometheusThroughput(prometheus_url), request)
     assert result == NodeHealthResult(
         nodes=[
             NodeHealthSummary(node="fleet-a", verdict=Verdict.HEALTHY),

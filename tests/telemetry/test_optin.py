@@ -1,4 +1,5 @@
-"""The opt-in comment: policy by name, overrides only within the operator's limits, clear errors."""
+"""The opt-in comment: policy by name, overrides only within the operator's limits, clear errors; a request
+for act mode accepted with a note; a job's own comment kept next to the opt-in, in a shape the parser reads."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pytest
 
 from lazarus.errors import JobCommentError
 from lazarus.models.policy import Mode, Policy
-from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in
+from lazarus.telemetry.optin import mentions_lazarus, opt_in_comment, parse_opt_in, requested_policy
 
-POLICIES = {"default": Policy(), "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2)}
+POLICIES = {"default": Policy(), "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2),
+            "watched": Policy(mode=Mode.MONITOR), "acting": Policy(mode=Mode.ACT)}
 
 
 def comment(**section) -> str:
@@ -37,7 +39,7 @@ def test_overrides_cannot_loosen_the_operators_limits():
     ('{"other": 1}', 'with a "lazarus" object'),
     (comment(policy="nope"), "unknown policy 'nope'"),
     (comment(drain_implicated_nodes=False), "may not override"),
-    (comment(mode="act"), "not for act mode"),
+    (comment(mode="fast"), "override mode"),
     (comment(hang_budget="soon"), "override hang_budget"),
     ("x" * 5000, "the limit is 4096"),
 ])
@@ -52,3 +54,68 @@ def test_a_job_may_ask_for_monitor_mode():
 
 def test_jobs_that_never_mention_lazarus_are_ignored_silently():
     assert not mentions_lazarus("nightly eval run") and mentions_lazarus('{"lazarus": {}}')
+
+
+def test_asking_for_act_on_an_act_cluster_is_accepted_and_noted_as_not_needed():
+    opt = parse_opt_in(comment(mode="act"), POLICIES, cluster_mode=Mode.ACT)
+    assert opt.policy.mode is None  # the job follows the cluster's mode, whatever it becomes
+    assert opt.notes == ('the comment asks for "mode": "act"; not needed: the cluster is in act mode '
+                         "(a job follows the cluster's mode)",)
+
+
+def test_asking_for_act_on_a_monitor_cluster_is_clamped_to_monitor_with_a_note():
+    opt = parse_opt_in(comment(mode="act"), POLICIES, cluster_mode=Mode.MONITOR)
+    assert opt.policy.mode is None
+    assert "clamped to the cluster's monitor mode" in opt.notes[0]
+
+
+def test_asking_for_act_under_a_monitor_policy_is_clamped_to_the_policy():
+    opt = parse_opt_in(comment(policy="watched", mode="act"), POLICIES, cluster_mode=Mode.ACT)
+    assert opt.policy.mode == Mode.MONITOR and "policy 'watched' runs in monitor mode" in opt.notes[0]
+
+
+def test_asking_for_act_under_an_acting_policy_is_noted_as_not_needed():
+    opt = parse_opt_in(comment(policy="acting", mode="act"), POLICIES, cluster_mode=Mode.MONITOR)
+    assert opt.policy.mode == Mode.ACT and "not needed: policy 'acting' already acts" in opt.notes[0]
+
+
+def test_comments_without_a_mode_request_carry_no_note():
+    assert parse_opt_in(comment(policy="acting"), POLICIES).notes == ()
+    assert parse_opt_in(comment(mode="monitor"), POLICIES, cluster_mode=Mode.ACT).notes == ()
+
+
+@pytest.mark.parametrize("own,policy,expected", [
+    (None, None, {"lazarus": {"policy": "default"}}),
+    ("", "strict", {"lazarus": {"policy": "strict"}}),
+    ("team=nlp", "strict", {"lazarus": {"policy": "strict"}, "comment": "team=nlp"}),
+    ("42", None, {"lazarus": {"policy": "default"}, "comment": "42"}),
+    ('{"team": "nlp"}', "strict", {"lazarus": {"policy": "strict"}, "team": "nlp"}),
+    ('{"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}}', None,
+     {"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}}),
+    ('{"lazarus": {"max_attempts": 2, "policy": "strict"}}', "default",
+     {"lazarus": {"policy": "default", "max_attempts": 2}}),
+])
+def test_the_users_own_comment_is_kept_next_to_the_opt_in(own, policy, expected):
+    assert json.loads(opt_in_comment(policy, own)) == expected
+
+
+@pytest.mark.parametrize("own", [None, "team=nlp", "lazarus rocks", '{"team": "nlp"}', "[1, 2]",
+                                 '{"lazarus": {"hang_budget": 300}}'])
+def test_the_parser_accepts_every_comment_submit_and_watch_build(own):
+    built = opt_in_comment("strict", own)
+    assert mentions_lazarus(built)
+    assert parse_opt_in(built, POLICIES).policy_name == "strict"
+    assert requested_policy(built) == "strict"
+
+
+def test_a_lazarus_key_that_is_not_an_object_is_refused():
+    with pytest.raises(JobCommentError, match='"lazarus" key that is not an object'):
+        opt_in_comment("default", '{"lazarus": "yes"}')
+
+
+@pytest.mark.parametrize("text,name", [
+    (comment(policy="nosuch"), "nosuch"), (comment(hang_budget=1), "default"), ("{bad", None),
+    ('{"lazarus": {"policy": 3}}', None),
+])
+def test_the_requested_policy_is_read_even_from_a_comment_that_is_refused(text, name):
+    assert requested_policy(text) == name

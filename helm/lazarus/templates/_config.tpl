@@ -34,7 +34,8 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- $attribution := dict "timeout_s" $v.attribution.timeoutSeconds -}}
 {{- with $v.attribution.providerUrl }}{{ $_ := set $attribution "provider_url" . }}{{ end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
-      "max_drain_fraction" $v.ledger.maxDrainFraction -}}
+      "max_drain_fraction" $v.ledger.maxDrainFraction
+      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications -}}
 {{- $config := dict
       "cluster" $v.cluster
       "mode" $v.mode

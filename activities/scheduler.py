@@ -1,15 +1,16 @@
-"""Slurm activities: the scheduler worker's face of :class:`lazarus.slurm.client.SlurmClient`.
+"""Scheduler activities: the scheduler worker's face of :class:`lazarus.slurm.client.SlurmClient`.
 
 Activity names are stable strings (workflows call them by name, and changing
 one would break running workflow histories). Each activity takes one pydantic
-model or primitive so fields can be added later with defaults.
+model or primitive so fields can be added later with defaults. Only what a
+workflow calls is an activity (tests/workers hold the two name sets equal).
 
 Errors are translated here, once: a typed :class:`SlurmError` becomes an
 ``ApplicationError`` whose ``type`` is the error's name without the ``Error``
 suffix (``UnknownJob``, ``ControllerUnreachable``, ...) and whose
 ``non_retryable`` flag is the error's own, so Temporal stops at once on a
 permanent failure and keeps retrying a transient one (slurmctld restarting).
-The names are listed in :mod:`activities.options` for retry policies.
+The names are listed in :mod:`workflows.options` for retry policies.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from temporalio.exceptions import ApplicationError
 
 from lazarus.models.slurm import (
     JobActionResult,
-    JobSnapshot,
     NodeAction,
     NodeActionResult,
     NodeState,
     RestartRequest,
     RestartResult,
-    SacctRecord,
 )
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import SlurmError
@@ -68,27 +67,8 @@ class SlurmActivities:
         self.client = client
 
     def all(self) -> list[Callable[..., Any]]:
-        """Every Slurm activity, for ``Worker(activities=...)``."""
-        return [
-            self.list_jobs, self.get_job, self.get_attempts, self.list_nodes, self.restart_excluding,
-            self.release_job, self.cancel_job, self.drain_nodes, self.resume_nodes,
-        ]
-
-    @activity.defn(name="slurm_list_jobs")
-    @_translated
-    async def list_jobs(self) -> list[JobSnapshot]:
-        """Every job slurmctld holds, from one ``squeue --json``."""
-        return await self.client.jobs()
-
-    @activity.defn(name="slurm_get_job")
-    @_translated
-    async def get_job(self, job_id: int) -> JobSnapshot:
-        return await self.client.job(job_id)
-
-    @activity.defn(name="slurm_get_attempts")
-    @_translated
-    async def get_attempts(self, job_id: int) -> list[SacctRecord]:
-        return await self.client.attempts(job_id)
+        """Every scheduler activity, for ``Worker(activities=...)``."""
+        return [self.list_nodes, self.restart_excluding, self.release_job, self.drain_nodes, self.resume_nodes]
 
     @activity.defn(name="slurm_list_nodes")
     @_translated
@@ -105,11 +85,6 @@ class SlurmActivities:
     @_translated
     async def release_job(self, job_id: int) -> JobActionResult:
         return await self.client.release(job_id, heartbeat=_heartbeat)
-
-    @activity.defn(name="slurm_cancel_job")
-    @_translated
-    async def cancel_job(self, job_id: int) -> JobActionResult:
-        return await self.client.cancel(job_id, heartbeat=_heartbeat)
 
     @activity.defn(name="slurm_drain_nodes")
     @_translated

@@ -1,9 +1,9 @@
 """The Lazarus worker process of the embedded stack.
 
-It runs ``python -m workers.main`` with ``LAZARUS_CONFIG`` pointing at the
+It runs ``python -m workers.host`` with ``LAZARUS_CONFIG`` pointing at the
 ``lazarus.yaml`` that ``dev up`` wrote, so it talks to this stack's Temporal
 server and Slurm cluster. The worker entry point is optional: when
-``workers.main`` is not importable the stack runs without it and says so.
+``workers.host`` is not importable the stack runs without it and says so.
 
 Ready means "polling": Temporal lists a poller on the control task queue whose
 identity is ``<pid>@<host>`` (the SDK's default identity). A worker that
@@ -25,7 +25,7 @@ from lazarus.devstack.component import Component
 from lazarus.devstack.layout import MARKER_ENV, Layout
 from lazarus.devstack.temporal import temporal_binary
 
-WORKER_MODULE = "workers.main"
+WORKER_MODULE = "workers.host"
 
 
 def workers_available() -> bool:
