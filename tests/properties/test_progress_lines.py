@@ -12,7 +12,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lazarus.detection.progress import ProgressSample, nvrx_iteration_sample, parse_progress
+from lazarus.detection.progress_lines import ProgressSample, nvrx_iteration_sample, parse_progress
 from lazarus.progress import format_line
 from tests.properties.strategies import HOSTILE_SNIPPETS, hostile_text
 
