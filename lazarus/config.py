@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -130,6 +130,28 @@ class DiscoverySettings(_Strict):
         None, description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
         "e.g. staging and production, sharing one cluster)"
     )
+    log_roots: list[Path] = Field(
+        default_factory=lambda: [Path(p) for p in DEFAULT_LOG_ROOTS],
+        description="job output files are read only inside these directories (after resolving the file's "
+        "directory; symbolic links, FIFOs and files not owned by the job's user are refused everywhere); "
+        "an empty list allows any directory (see docs/security.md)",
+    )
+    log_read_timeout_s: float = Field(
+        2.0, gt=0, le=60, description="one read of one job output file gets this long; a file that blocks "
+        "longer (NFS, FUSE) is noted on the job and not read again until its read returns"
+    )
+
+    @field_validator("log_roots")
+    @classmethod
+    def _absolute_roots(cls, v: list[Path]) -> list[Path]:
+        relative = [str(p) for p in v if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"log roots must be absolute paths, got {', '.join(relative)}")
+        return v
+
+
+# Where sites usually keep job output; the dev stack's and the tests' jobs write under /tmp or /var/tmp.
+DEFAULT_LOG_ROOTS = ("/home", "/scratch", "/tmp", "/var/tmp")
 
 
 class DevSettings(_Strict):
@@ -169,7 +191,29 @@ class LoggingSettings(_Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class PrometheusSettings(_Strict):
+class HttpClientSettings(_Strict):
+    """TLS verification and credentials for an HTTP(S) service Lazarus queries."""
+
+    ca_file: Path | None = Field(
+        None, description="PEM CA bundle that verifies the server's certificate (https); the system CAs when "
+        "unset. Certificates are always verified"
+    )
+    bearer_token: SecretStr | None = Field(
+        None, description="bearer token; better set through the environment (LAZARUS_<SECTION>__BEARER_TOKEN) "
+        "or bearer_token_file than written here"
+    )
+    bearer_token_file: Path | None = Field(None, description="file holding the bearer token (read at each start)")
+    basic_auth_file: Path | None = Field(None, description="file holding user:password for HTTP basic auth")
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> "HttpClientSettings":
+        given = [n for n in ("bearer_token", "bearer_token_file", "basic_auth_file") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give at most one credential; got {' and '.join(given)}")
+        return self
+
+
+class PrometheusSettings(HttpClientSettings):
     """Where the telemetry worker reads training throughput (straggler detection) and node-agent health."""
 
     enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
@@ -189,7 +233,7 @@ class PrometheusSettings(_Strict):
     )
 
 
-class AttributionSettings(_Strict):
+class AttributionSettings(HttpClientSettings):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
     provider_url: str | None = Field(

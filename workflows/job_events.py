@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from lazarus.models.diagnosis import FailureKind
     from lazarus.models.recovery import (
+        MAX_TELEMETRY_NOTES,
         AdviceAction,
         AdviceStatus,
         Anomaly,
@@ -26,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ProgressQuery,
         ProgressView,
         RecoveryState,
+        TelemetryNote,
     )
     from lazarus.models.slurm import (
         JobState,
@@ -154,6 +156,10 @@ class EventHandling:
             return None
         if isinstance(event, AttemptEnded):
             return self._on_attempt_ended(event)
+        if isinstance(event, TelemetryNote):
+            if event.text not in self.s.telemetry_notes and len(self.s.telemetry_notes) < MAX_TELEMETRY_NOTES:
+                self.s.telemetry_notes.append(event.text)
+            return None
         if isinstance(event, AnomalyDetected):
             anomaly = event.anomaly
             attempt = self._attempt(anomaly.attempt)

@@ -109,7 +109,7 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
             cluster=self.s.cluster, job_id=self.s.job_id, state=self.s.state, mode=self.mode,
             policy_name=self.s.policy_name, attempts=self.s.attempts, advice=self.current_advice,
             advice_history=self.s.advice_history, stop_reason=self.s.stop_reason, hang_deadline=self._hang_deadline,
-            opt_in_notes=self.s.opt_in_notes,
+            opt_in_notes=self.s.opt_in_notes, telemetry_notes=self.s.telemetry_notes,
         )
 
     def _check_generation(self, generation: int) -> None:
