@@ -14,6 +14,7 @@ module (the workflow sandbox re-imports modules, and configuration is I/O).
 from __future__ import annotations
 
 import os
+import stat
 from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
@@ -315,6 +316,31 @@ def _check_readable(path: Path) -> None:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from None
 
 
+def _check_trusted(path: Path) -> None:
+    """Refuse a configuration file another user could have written or replaced.
+
+    The file (and, when ``path`` is a link, the file it resolves to) must belong to root or to the
+    current user and not be writable by every user; its directory must belong to root or to the
+    current user and not be writable by every user, unless it has the sticky bit (as ``/tmp`` and
+    ``/var/tmp`` do), which stops others from replacing a file they do not own.
+    """
+    me = os.geteuid()
+    trusted = {0, me}
+    for file in dict.fromkeys([Path(os.path.abspath(path)), Path(os.path.realpath(path))]):
+        info, parent = file.stat(), file.parent.stat()
+        if info.st_uid not in trusted:
+            raise ConfigError(f"refusing configuration file {file}: it belongs to uid {info.st_uid}, "
+                              f"not to root or to you (uid {me})")
+        if info.st_mode & stat.S_IWOTH:
+            raise ConfigError(f"refusing configuration file {file}: every user may write it (chmod o-w {file})")
+        if parent.st_uid not in trusted:
+            raise ConfigError(f"refusing configuration file {file}: its directory {file.parent} belongs to uid "
+                              f"{parent.st_uid}, not to root or to you (uid {me}), so its owner could replace it")
+        if parent.st_mode & stat.S_IWOTH and not parent.st_mode & stat.S_ISVTX:
+            raise ConfigError(f"refusing configuration file {file}: every user may write its directory "
+                              f"{file.parent}, so anyone could replace it (chmod o-w {file.parent})")
+
+
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
     """The parser's problem and 1-based position, without PyYAML's multi-line snippet."""
     mark = getattr(exc, "problem_mark", None)
@@ -343,6 +369,7 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     path = path or os.environ.get("LAZARUS_CONFIG")
     if path:
         _check_readable(Path(path))
+        _check_trusted(Path(path))
     source = f"file {path} and LAZARUS_* environment" if path else "LAZARUS_* environment"
     token = _CONFIG_FILE.set(Path(path) if path else None)
     try:
