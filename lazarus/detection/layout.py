@@ -13,13 +13,14 @@ from __future__ import annotations
 import hostlist
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lazarus import hostlists
 from lazarus.errors import ConfigError
 
 
 def expand_nodes(expression: str) -> list[str]:
     """Expand a Slurm hostlist (``node[1-4],gpu7``); a malformed one raises :class:`ConfigError`."""
     try:
-        nodes = list(hostlist.expand_hostlist(expression.strip()))
+        nodes = hostlists.expand(expression.strip())
     except hostlist.BadHostlist as exc:
         raise ConfigError(f"cannot read node list {expression!r}: {exc}") from None
     if not nodes:

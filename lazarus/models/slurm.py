@@ -37,7 +37,8 @@ class JobState(StrEnum):
 
     @classmethod
     def parse(cls, raw: str | None) -> "JobState":
-        base = (raw or "").split()[0].rstrip("+") if raw else ""
+        words = raw.split() if isinstance(raw, str) else []
+        base = words[0].rstrip("+") if words else ""
         try:
             return cls(base)
         except ValueError:

@@ -28,7 +28,8 @@ from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.ledger import LedgerInput, PolicyChange
+from lazarus.models import names
+from lazarus.models.ledger import LedgerInput, LedgerView, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -45,8 +46,6 @@ from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
 from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
 
 
 def utcnow() -> datetime:
@@ -85,16 +84,16 @@ class TelemetryLoop:
     async def ensure_ledger(self) -> str:
         """Start the cluster's node ledger if it is not running (idempotent), and send it the configured
         ledger policy, so a configuration change reaches a ledger that is already running."""
-        wid = ledger_id(self.settings.cluster)
+        wid = names.ledger_id(self.settings.cluster)
         if not self._ledger_started:
             await self.client.start_workflow(
-                NodeLedgerWorkflow.run,
+                names.LEDGER_WORKFLOW,
                 LedgerInput(cluster=self.settings.cluster, policy=self.settings.ledger,
                             scheduler_queue=self.settings.task_queues.scheduler),
                 id=wid, task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
-                start_signal="set_policy",
+                start_signal=names.SET_LEDGER_POLICY,
                 start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
             )
             self._ledger_started = True
@@ -103,7 +102,7 @@ class TelemetryLoop:
     async def _cluster_mode(self, ledger: str) -> Mode | None:
         """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
         try:
-            view = await self.client.get_workflow_handle(ledger).query(NodeLedgerWorkflow.view)
+            view = await self.client.get_workflow_handle(ledger).query(names.LEDGER_VIEW, result_type=LedgerView)
         except RPCError as exc:
             logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
             self._ledger_started = False  # start it again next cycle if it is gone
@@ -163,7 +162,7 @@ class TelemetryLoop:
             tracker.closed = True
         try:
             await self.client.start_workflow(
-                JobRecoveryWorkflow.run, inp, id=workflow_id(self.settings.cluster, job.job_id),
+                names.JOB_WORKFLOW, inp, id=names.workflow_id(self.settings.cluster, job.job_id),
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -294,6 +293,6 @@ class TelemetryLoop:
                 and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))]
 
     async def _signal(self, job_id: int, events: list) -> None:
-        handle = self.client.get_workflow_handle(workflow_id(self.settings.cluster, job_id))
+        handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
-            await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+            await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))
