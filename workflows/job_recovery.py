@@ -118,7 +118,7 @@ class JobRecoveryWorkflow:
             policy_name=self.s.policy_name, attempts=self.s.attempts,
             advice=self.s.advice_history[-1] if self.s.advice_history else None,
             advice_history=self.s.advice_history, stop_reason=self.s.stop_reason, hang_deadline=self._hang_deadline,
-            opt_in_notes=self.s.opt_in_notes,
+            opt_in_notes=self.s.opt_in_notes, telemetry_notes=self.s.telemetry_notes,
         )
 
     def _check_generation(self, generation: int) -> None:

@@ -28,11 +28,13 @@ from lazarus.models.recovery import (
     Attempt,
     AttemptEnded,
     AttemptStarted,
+    MAX_TELEMETRY_NOTES,
     JobRecoveryInput,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
     RecoveryState,
+    TelemetryNote,
 )
 from lazarus.models.policy import Mode
 from lazarus.models.slurm import JobState
@@ -226,6 +228,12 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
     c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
 
 
+def _telemetry_note(c: Change, event: TelemetryNote) -> None:
+    """What telemetry would not or could not do (a refused log file): kept once, a bounded number of them."""
+    if event.text not in c.s.telemetry_notes and len(c.s.telemetry_notes) < MAX_TELEMETRY_NOTES:
+        c.s.telemetry_notes.append(event.text)
+
+
 _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     WorkflowStarted: _workflow_started,
     ModeChange: _mode_change,
@@ -233,6 +241,7 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     ProgressDigest: _progress,
     AttemptEnded: _attempt_ended,
     AnomalyDetected: _anomaly,
+    TelemetryNote: _telemetry_note,
     WatchdogFired: _watchdog_fired,
     ProgressChecked: _progress_checked,
     Decide: acting.decide,

@@ -70,6 +70,7 @@ class JobSnapshot(BaseModel):
     job_id: int
     name: str = ""
     user: str = ""
+    user_id: int | None = Field(None, ge=0, description="the job's numeric user id (its log files must be its own)")
     partition: str = ""
     state: JobState
     state_reason: str = ""

@@ -128,6 +128,7 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         job_id=int(job_id),
         name=f.get("JobName", ""),
         user=f.get("UserId", "").split("(")[0],
+        user_id=_uid(f.get("UserId", "")),
         partition=f.get("Partition", ""),
         state=state,
         state_reason="" if reason in _NULLS else reason,
@@ -146,6 +147,13 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         submit_time=_local_time(f.get("SubmitTime")),
         held=holdable(state) and f.get("Priority") == "0",
     )
+
+
+def _uid(user_id: str) -> int | None:
+    """The number in scontrol's ``UserId=alice(1000)``."""
+    _, sep, rest = user_id.partition("(")
+    number = rest.removesuffix(")")
+    return int(number) if sep and number.isdigit() else None
 
 
 def parse_scontrol_nodes(text: str) -> list[NodeState]:

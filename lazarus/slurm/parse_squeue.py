@@ -79,6 +79,7 @@ def _job_from_json(job: Any) -> JobSnapshot:
         job_id=job["job_id"],
         name=str(job.get("name") or ""),
         user=str(job.get("user_name") or ""),
+        user_id=job["user_id"] if isinstance(job.get("user_id"), int) and job["user_id"] >= 0 else None,
         partition=str(job.get("partition") or ""),
         state=state,
         state_reason="" if reason == "None" else reason,
