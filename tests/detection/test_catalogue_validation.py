@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 
+from lazarus.detection.advice_table import advise
 from lazarus.detection.catalogue import Role, default_catalogue, load_catalogue, parse_catalogue
 from lazarus.detection.engine import prefilter_for
 from lazarus.errors import ConfigError
@@ -95,11 +96,23 @@ def test_an_example_the_patterns_do_not_match_is_rejected():
         parse_catalogue(data, "test")
 
 
-def test_a_root_signature_without_advice_is_rejected():
+def test_a_root_signature_without_advice_takes_the_decision_tables_advice():
     data = _raw()
-    del data["signatures"][-1]["retry_advice"]
-    with pytest.raises(ConfigError, match="needs retry_advice"):
+    last = data["signatures"][-1]
+    del last["retry_advice"]
+    sig = parse_catalogue(data, "test").get(last["id"])
+    assert sig.retry_advice is advise(sig.failure_kind, sig.category, node_evidence=sig.blames_node)
+
+
+def test_advice_that_overrides_the_decision_table_needs_a_reason():
+    data = _raw()
+    last = data["signatures"][-1]
+    assert last["category"] == "application"
+    last["retry_advice"] = "retry_same_nodes"
+    with pytest.raises(ConfigError, match="give advice_reason"):
         parse_catalogue(data, "test")
+    last["advice_reason"] = "stated reason"
+    assert parse_catalogue(data, "test").get(last["id"]).retry_advice.value == "retry_same_nodes"
 
 
 def test_loading_a_missing_catalogue_file_is_a_clear_error(tmp_path):
