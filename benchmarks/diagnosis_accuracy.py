@@ -12,7 +12,8 @@ node precision (of the implicated nodes predicted, the fraction expected; 1.0
 when none are predicted), recoveries on benign logs (benign excerpts for which
 a retry or stop is advised), confusion matrices (failure kind, category, retry
 advice) and per-class recall (the share of a class's excerpts whose failure
-kind, category and retry advice are all right).
+kind, category and retry advice are all right), and the reliability table
+(calibrated confidence bin -> share of diagnoses whose retry advice was right).
 
 The test split is frozen (``split.yaml``): tune on dev, score test at the end.
 
@@ -167,10 +168,25 @@ def score(outcomes: list[Outcome]) -> dict[str, Any]:
         "confusion": {
             f: [{"expected": e, "got": g, "count": n} for (e, g), n in sorted(confusion[f].items())] for f in FIELDS
         },
+        "reliability": reliability(outcomes),
         "per_class_recall": {
             cls: {"recall": round(right / n, 3), "n": n} for cls, (right, n) in sorted(per_class.items())
         },
     }
+
+
+RELIABILITY_BINS = (0.0, 0.5, 0.7, 0.9, 0.96, 1.01)
+
+
+def reliability(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """Calibrated confidence bin -> diagnoses in it and the share whose retry advice matched the label."""
+    rows = []
+    for lower, upper in zip(RELIABILITY_BINS, RELIABILITY_BINS[1:]):
+        inside = [o for o in outcomes if o.got["failure_kind"] != "none" and lower <= o.confidence < upper]
+        right = sum(o.got["retry_advice"] == o.example.expect["retry_advice"] for o in inside)
+        rows.append({"bin": f"[{lower:.2f}, {min(upper, 1.0):.2f})", "n": len(inside),
+                     "advice_accuracy": round(right / len(inside), 3) if inside else None})
+    return rows
 
 
 def misses(outcomes: list[Outcome]) -> list[str]:
@@ -208,6 +224,10 @@ def render(name: str, report: dict[str, Any]) -> str:
     ]
     for f in FIELDS:
         lines += [f"  confusion: {f}"] + ["    " + row for row in _matrix(report["confusion"][f])]
+    lines.append("  reliability (calibrated confidence -> share of right retry advice)")
+    for row in report["reliability"]:
+        share = "-" if row["advice_accuracy"] is None else f"{row['advice_accuracy']:.3f}"
+        lines.append(f"    {row['bin']:<14} n={row['n']:<4} {share}")
     lines.append("  per-class recall (kind, category and advice all right)")
     for cls, row in report["per_class_recall"].items():
         lines.append(f"    {cls:<24} {row['recall']:.3f}  (n={row['n']})")

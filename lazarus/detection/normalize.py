@@ -9,9 +9,8 @@ anchored on the message itself (``^RuntimeError:``) matches whatever tool
 wrapped the line. Locators still read the original line: prefixes are where the
 node and the rank are named.
 
-:func:`is_continuation` tells the file scanner which lines continue the one
-before (a wrapped message, the indented body of a chained error), so that a
-message split over lines is matched as one.
+Joining a message wrapped over indented lines is done by the file scanner
+(:mod:`.reader`), which sees the lines that follow a keyword hit.
 """
 
 from __future__ import annotations
@@ -38,9 +37,6 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 
-_CONTINUATION = re.compile(r"^(?:\s{2,}|\t)(?!File \"|at |\^)\S")
-
-
 def normalize(line: str) -> str:
     """``line`` without the tool prefixes in front of its message (at most ``MAX_PREFIXES`` are stripped)."""
     for _ in range(MAX_PREFIXES):
@@ -50,7 +46,3 @@ def normalize(line: str) -> str:
         line = line[found.end():]
     return line.strip()
 
-
-def is_continuation(line: str) -> bool:
-    """True for a line that continues the previous one: indented, and not a traceback frame or caret."""
-    return _CONTINUATION.match(line) is not None

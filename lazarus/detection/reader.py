@@ -5,7 +5,10 @@ whole block at C speed; only the lines around a keyword hit are cut out,
 decoded (invalid UTF-8 replaced) and handed to the analyser, and line numbers
 come from counting newlines between hits. A line longer than
 ``MAX_LINE_BYTES`` is read up to that size and the rest skipped, with a note,
-so a 50 MB line of binary garbage costs one pass and no memory.
+so a 50 MB line of binary garbage costs one pass and no memory. A hit line
+followed by indented continuation lines (a wrapped kernel or driver message,
+the body of a chained error) is handed over as one line, at most
+``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations.
 """
 
 from __future__ import annotations
