@@ -147,6 +147,15 @@ class Answered:
 
 
 @dataclass(frozen=True)
+class AnswerRefused:
+    """An approval or rejection sent as a signal was refused (``reason``): the sender cannot be told, so
+    the refusal is recorded in the job's state and shown."""
+
+    answer: Approval | Rejection
+    reason: str
+
+
+@dataclass(frozen=True)
 class DecisionExpired:
     """Nobody answered the advice within the policy's decision timeout."""
 
@@ -173,4 +182,4 @@ class HoldReleased:
 
 JobEvent = Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected]
 Input = Union[JobEvent, ModeChange, WorkflowStarted, WatchdogFired, ProgressChecked, Decide, Answered,
-              DecisionExpired, DrainFailed, Requeued, RequeueFailed, HoldReleased]
+              AnswerRefused, DecisionExpired, DrainFailed, Requeued, RequeueFailed, HoldReleased]

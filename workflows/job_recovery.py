@@ -4,7 +4,9 @@ Workflow id ``lazarus-<cluster>-<slurm job id>`` (:func:`lazarus.models.names.wo
 The telemetry loop feeds it events (attempt started/ended, coarse progress,
 anomalies) through the ``job_event`` signal; operators answer advice through
 the ``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or
-the signals of the same names (Temporal UI, HTTP API).
+the signals of the same names (Temporal UI, HTTP API). A signal cannot be
+refused to its sender, so a refused one is recorded in the state
+(``refused_answers``) and shown in the workflow's current details.
 
 The class only receives messages, keeps the one watchdog timer and performs
 effects. What an event means is decided by the pure function
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from datetime import datetime
 
 from temporalio import workflow
 
@@ -37,12 +38,12 @@ with workflow.unsafe.imports_passed_through():
         JobRecoveryInput,
         JobStatus,
         ModeChange,
-        RecoveryState,
         Rejection,
     )
     from workflows import attributes, calls
     from workflows.effects import (
         Answered,
+        AnswerRefused,
         AwaitAnswer,
         CheckProgress,
         Decide,
@@ -58,7 +59,7 @@ with workflow.unsafe.imports_passed_through():
         Warn,
         WorkflowStarted,
     )
-    from workflows.transitions import answer_refusal, apply, watchdog_deadline
+    from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
 
 
@@ -69,7 +70,6 @@ class JobRecoveryWorkflow:
         self.s = inp
         self._events: list = []
         self._answer: Approval | Rejection | None = None
-        self._hang_deadline: datetime | None = None
         self._watchdog = Watchdog()
 
     # ---- messages ------------------------------------------------------------------------
@@ -113,12 +113,15 @@ class JobRecoveryWorkflow:
 
     @workflow.query(name=names.JOB_STATUS)
     def status(self) -> JobStatus:
+        budget = hang_budget_now(self.s)
         return JobStatus(
             cluster=self.s.cluster, job_id=self.s.job_id, state=self.s.state, mode=self.mode,
             policy_name=self.s.policy_name, attempts=self.s.attempts,
             advice=self.s.advice_history[-1] if self.s.advice_history else None,
-            advice_history=self.s.advice_history, stop_reason=self.s.stop_reason, hang_deadline=self._hang_deadline,
+            advice_history=self.s.advice_history, stop_reason=self.s.stop_reason,
+            hang_deadline=watchdog_deadline(self.s)[0] if budget else None, hang_budget=budget,
             opt_in_notes=self.s.opt_in_notes, telemetry_notes=self.s.telemetry_notes,
+            refused_answers=self.s.refused_answers,
         )
 
     def _check_generation(self, generation: int) -> None:
@@ -127,12 +130,12 @@ class JobRecoveryWorkflow:
             raise ValueError(refusal)
 
     def _answer_by_signal(self, answer: Approval | Rejection) -> None:
-        try:
-            self._check_generation(answer.generation)
-        except ValueError as exc:  # a signal cannot be refused: record why it was ignored
-            workflow.logger.warning(f"ignored {type(answer).__name__.lower()} signal: {exc}")
+        refusal = answer_refusal(self.s, answer.generation, answered=self._answer is not None)
+        if refusal is None:
+            self._answer = answer
             return
-        self._answer = answer
+        for effect in self._apply(AnswerRefused(answer, refusal)):  # recorded and shown: nothing to wait for
+            self._perform_now(effect)
 
     @property
     def mode(self) -> Mode:
@@ -162,7 +165,6 @@ class JobRecoveryWorkflow:
     async def _next(self) -> None:
         """Wait for events or the watchdog; apply them up to and including the first incident."""
         deadline, summary = watchdog_deadline(self.s)
-        self._hang_deadline = deadline if self.s.state == RecoveryState.WATCHING else None
         self._watchdog.arm(deadline, summary)
         await workflow.wait_condition(lambda: bool(self._events) or self._watchdog.fired)
         if self._watchdog.fired and not self._events:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from lazarus.models.policy import HangPhase, Policy
-from lazarus.models.recovery import Attempt
+from lazarus.models.recovery import Attempt, HangBudgetInForce
 
 
 def hang_budget(policy: Policy, attempt: Attempt) -> timedelta:
@@ -21,10 +21,18 @@ def hang_budget(policy: Policy, attempt: Attempt) -> timedelta:
     workflow heard: the start-up grace before the first progress line, a multiple of the slowest step
     interval (``hang_budget`` until one is known), and ``hang_budget`` for a save (no save timed yet).
     """
+    return hang_budget_in_force(policy, attempt).budget
+
+
+def hang_budget_in_force(policy: Policy, attempt: Attempt) -> HangBudgetInForce:
+    """:func:`hang_budget`, with the phase it applies to and whether telemetry learned it or the policy's
+    rule gave it (what `lazarus show` prints next to the deadline)."""
     phase = HangPhase.of(progressed=attempt.last_progress_at is not None, checkpointing=attempt.checkpointing)
     if attempt.hang_budget is not None:
-        return policy.clamp_hang_budget(attempt.hang_budget, phase)
-    return policy.phase_hang_budget(phase, slowest_step=attempt.max_step_interval)
+        return HangBudgetInForce(budget=policy.clamp_hang_budget(attempt.hang_budget, phase), phase=phase,
+                                 source="telemetry")
+    return HangBudgetInForce(budget=policy.phase_hang_budget(phase, slowest_step=attempt.max_step_interval),
+                             phase=phase, source="policy")
 
 
 def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:

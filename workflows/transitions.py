@@ -28,12 +28,16 @@ from lazarus.models.recovery import (
     Attempt,
     AttemptEnded,
     AttemptStarted,
+    MAX_REFUSED_ANSWERS,
     MAX_TELEMETRY_NOTES,
+    Approval,
+    HangBudgetInForce,
     JobRecoveryInput,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
     RecoveryState,
+    RefusedAnswer,
     TelemetryNote,
 )
 from lazarus.models.policy import Mode
@@ -43,6 +47,7 @@ from workflows.change import Change
 from workflows.decision import hang_diagnosis, scheduler_diagnosis
 from workflows.effects import (
     Answered,
+    AnswerRefused,
     CheckProgress,
     Decide,
     DecisionExpired,
@@ -59,7 +64,7 @@ from workflows.effects import (
     Warn,
     WorkflowStarted,
 )
-from workflows.timers import hang_budget, hang_deadline
+from workflows.timers import hang_budget, hang_budget_in_force, hang_deadline
 
 
 class Step(NamedTuple):
@@ -83,6 +88,17 @@ def watchdog_deadline(state: JobRecoveryInput) -> tuple[datetime | None, str | N
     if attempt and state.state == RecoveryState.VERIFYING and state.verify_deadline:
         return state.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
     return None, None
+
+
+def hang_budget_now(state: JobRecoveryInput) -> HangBudgetInForce | None:
+    """The hang budget behind the hang watchdog's deadline (:func:`watchdog_deadline`); None when the hang
+    watchdog does not run."""
+    attempt = state.attempts[-1] if state.attempts else None
+    if attempt is None or state.state != RecoveryState.WATCHING or _decided(state, attempt):
+        return None
+    if hang_deadline(state.policy, attempt) is None:
+        return None
+    return hang_budget_in_force(state.policy, attempt)
 
 
 def answer_refusal(state: JobRecoveryInput, generation: int, answered: bool) -> str | None:
@@ -228,6 +244,16 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
     c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
 
 
+def _answer_refused(c: Change, event: AnswerRefused) -> None:
+    """A signal cannot be refused to its sender: record the refusal (the newest few), log it and show it in
+    the workflow's current details, so `lazarus show`, `lazarus advice list` and the Temporal UI say why."""
+    kind = "approve" if isinstance(event.answer, Approval) else "reject"
+    refused = RefusedAnswer(kind=kind, generation=event.answer.generation, operator=event.answer.operator,
+                            reason=event.reason, at=c.now)
+    c.s.refused_answers = [*c.s.refused_answers, refused][-MAX_REFUSED_ANSWERS:]
+    c.emit(Warn(f"job {c.s.job_id}: {refused.describe()}"), Details(f"{c.s.state.value}; {refused.describe()}"))
+
+
 def _telemetry_note(c: Change, event: TelemetryNote) -> None:
     """What telemetry would not or could not do (a refused log file): kept once, a bounded number of them."""
     if event.text not in c.s.telemetry_notes and len(c.s.telemetry_notes) < MAX_TELEMETRY_NOTES:
@@ -246,6 +272,7 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     ProgressChecked: _progress_checked,
     Decide: acting.decide,
     Answered: acting.answered,
+    AnswerRefused: _answer_refused,
     DecisionExpired: acting.expired,
     DrainFailed: acting.drain_failed,
     Requeued: acting.requeued,

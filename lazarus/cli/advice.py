@@ -21,7 +21,7 @@ from lazarus.cli.common import (
 from lazarus.cli.jobs import fetch_status
 from lazarus.errors import LazarusError
 from lazarus.models.policy import Mode
-from lazarus.models.recovery import Approval, ModeChange, Rejection
+from lazarus.models.recovery import Approval, ModeChange, RefusedAnswer, Rejection
 from lazarus.temporal_client import connect
 from lazarus.models.names import ledger_id, workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
@@ -62,7 +62,9 @@ async def _list(args: argparse.Namespace) -> int:
         except RPCError:
             continue  # decided or closed since the listing
         if status.advice:
+            refused = status.refused_answers[-1] if status.refused_answers else None
             rows.append({"job_id": status.job_id, "advice": status.advice.model_dump(mode="json"),
+                         "last_refused": refused.model_dump(mode="json") if refused else None,
                          "link": ui_link(settings, wf.id)})
     if args.json:
         print_json(rows)
@@ -72,7 +74,11 @@ async def _list(args: argparse.Namespace) -> int:
         a = r["advice"]
         print(f"job {r['job_id']} advice {a['generation']}: {a['action']} "
               f"exclude={','.join(a['exclude_nodes']) or '-'} drain={','.join(a['drain_nodes']) or '-'}\n"
-              f"  reason: {a['reason']}\n  expires: {a['expires_at']}\n  {r['link']}")
+              f"  reason: {a['reason']}\n  expires: {a['expires_at']}")
+        if r["last_refused"]:
+            refused = RefusedAnswer.model_validate(r["last_refused"])
+            print(f"  last refused answer ({refused.at:%H:%M:%S}): {refused.describe()}")
+        print(f"  {r['link']}")
     return 0
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lazarus.models.recovery import Attempt, JobStatus
+from lazarus.models.recovery import Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
+
+_PHASES = {"startup": "start-up, before the first progress line", "training": "training",
+           "checkpoint": "checkpoint save"}
+_SOURCES = {"telemetry": "learned by telemetry", "policy": "the policy's rule, until telemetry reports"}
 
 
 def _t(ts: datetime | None) -> str:
@@ -22,7 +26,8 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
              f"{' ' + attempt.end_state.value if attempt.end_state else ''}"
              f"{f' exit {attempt.exit_code}' if attempt.exit_code is not None else ''}"]
     lines.append(f"    progress: step {attempt.last_step if attempt.last_step is not None else '-'}, "
-                 f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}")
+                 f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
+                 f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}")
     if attempt.anomaly:
         a, d = attempt.anomaly, attempt.anomaly.diagnosis
         lines.append(f"    anomaly: {a.kind.value} via {a.source}: {d.signature} ({d.category.value}), "
@@ -46,6 +51,19 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
     return lines
 
 
+def hang_line(budget: HangBudgetInForce, deadline: datetime | None) -> str:
+    """The hang watchdog in force for the running attempt: its budget, where it comes from, when it fires."""
+    return (f"  hang watchdog: budget {budget.budget.total_seconds():g} s ({_PHASES[budget.phase.value]}; "
+            f"{_SOURCES[budget.source]}), fires at {_t(deadline)} unless progress comes first")
+
+
+def refused_line(refused: list[RefusedAnswer]) -> str:
+    """The newest answer refused by the workflow (a signal is never refused to its sender)."""
+    last = refused[-1]
+    more = f"; {len(refused) - 1} earlier" if len(refused) > 1 else ""
+    return f"  last refused answer ({_t(last.at)}{more}): {last.describe()}"
+
+
 def render_timeline(status: JobStatus, link: str) -> str:
     out = [f"job {status.job_id} on {status.cluster}: {status.state.value} (mode {status.mode.value}, "
            f"policy {status.policy_name})"]
@@ -53,6 +71,10 @@ def render_timeline(status: JobStatus, link: str) -> str:
         out.append(f"  reason: {status.stop_reason}")
     out.extend(f"  note: {note}" for note in status.opt_in_notes)
     out.extend(f"  telemetry: {note}" for note in status.telemetry_notes)
+    if status.hang_budget:
+        out.append(hang_line(status.hang_budget, status.hang_deadline))
+    if status.refused_answers:
+        out.append(refused_line(status.refused_answers))
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
     if status.advice and status.advice.status.value == "pending":

@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from lazarus.models.diagnosis import Category, Diagnosis, FailureKind
-from lazarus.models.policy import Mode, Policy
+from lazarus.models.policy import HangPhase, Mode, Policy
 from lazarus.models.slurm import JobState
 
 
@@ -118,6 +118,23 @@ class Attempt(_Model):
 
 
 MAX_TELEMETRY_NOTES = 20
+MAX_REFUSED_ANSWERS = 10
+
+
+class RefusedAnswer(_Model):
+    """An approval or rejection sent as a signal that the workflow refused: a signal cannot answer its
+    sender, so the refusal is kept in the job's state (the newest :data:`MAX_REFUSED_ANSWERS`)."""
+
+    kind: Literal["approve", "reject"]
+    generation: int
+    operator: str
+    reason: str
+    at: datetime
+
+    def describe(self) -> str:
+        """One sentence: what was refused, from whom, and why."""
+        return (f"refused {self.kind} signal for advice generation {self.generation} from {self.operator}: "
+                f"{self.reason}")
 
 
 class JobRecoveryInput(_Model):
@@ -137,6 +154,8 @@ class JobRecoveryInput(_Model):
                                     "beyond applying them (e.g. a request for act mode not needed or clamped)")
     telemetry_notes: list[str] = Field(default_factory=list, description="what telemetry would not or could not "
                                        f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})")
+    refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal that were "
+                                                 f"refused, oldest first (the newest {MAX_REFUSED_ANSWERS})")
     # carried across continue-as-new
     attempts: list[Attempt] = Field(default_factory=list)
     advice_history: list[Advice] = Field(default_factory=list)
@@ -233,6 +252,15 @@ class DecisionReply(_Model):
     message: str
 
 
+class HangBudgetInForce(_Model):
+    """The hang budget the watchdog applies to the running attempt, and where it comes from."""
+
+    budget: timedelta
+    phase: HangPhase
+    source: Literal["telemetry", "policy"] = Field(description="learned by telemetry and sent with its digests, "
+                                                   "or the policy's rule for the phase (no digest yet)")
+
+
 class JobStatus(_Model):
     """What the `status` query returns."""
 
@@ -248,6 +276,8 @@ class JobStatus(_Model):
     hang_deadline: datetime | None = None
     opt_in_notes: list[str] = Field(default_factory=list, description="notes on the job's opt-in comment")
     telemetry_notes: list[str] = Field(default_factory=list, description="e.g. a log file telemetry refused to read")
+    refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
+    hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
 
 
 class JobMemo(BaseModel):

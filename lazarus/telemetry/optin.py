@@ -10,13 +10,16 @@ before opting in under ``"comment"`` (``{"lazarus": {...}, "comment": "team=nlp"
 A job that asks for ``"mode": "act"`` is accepted: a job cannot choose act mode,
 so the request is either not needed (the policy already acts, or the cluster is
 in act mode) or clamped to the mode the policy or cluster gives it. Either way
-the opt-in carries a note saying so, which ``lazarus show`` prints.
+the opt-in carries a note saying so, which ``lazarus show`` prints. So does a
+``hang_budget`` or ``startup_grace`` the policy's one clamp raised to its
+minimum hang budget or lowered to its maximum.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pydantic import ValidationError
 
@@ -140,14 +143,29 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, clu
         notes.append(_act_request_note(name, base, cluster_mode))
         policy = policy.model_copy(update={"mode": base.mode})  # a job may ask for monitor, never choose act
     # a job may tighten, never loosen, the operator's limits; hang budgets go through the policy's one clamp
-    policy = policy.model_copy(update={
+    clamped = policy.model_copy(update={
         "hang_budget": base.clamp_hang_budget(policy.hang_budget, HangPhase.TRAINING),
         "startup_grace": base.clamp_hang_budget(policy.startup_grace, HangPhase.STARTUP),
         "max_attempts": min(policy.max_attempts, base.max_attempts),
         "max_attempts_without_checkpoint": min(policy.max_attempts_without_checkpoint,
                                                base.max_attempts_without_checkpoint),
     })
-    return OptIn(policy_name=name, policy=policy, notes=tuple(notes))
+    notes += [_clamp_note(field, getattr(policy, field), getattr(clamped, field), base)
+              for field in ("hang_budget", "startup_grace")
+              if field in overrides and getattr(clamped, field) != getattr(policy, field)]
+    return OptIn(policy_name=name, policy=clamped, notes=tuple(notes))
+
+
+def _clamp_note(field: str, asked: timedelta, applied: timedelta, base: Policy) -> str:
+    """What the clamp did to a hang budget the comment set, in one sentence."""
+    if applied > asked:
+        return f"{field} {_s(asked)} raised to the policy's minimum hang budget {_s(applied)}"
+    bound = "start-up grace" if applied == base.startup_grace > base.hang_budget_max else "hang budget"
+    return f"{field} {_s(asked)} lowered to the policy's maximum {bound} {_s(applied)}"
+
+
+def _s(value: timedelta) -> str:
+    return f"{value.total_seconds():.10g} s"
 
 
 def _act_request_note(name: str, base: Policy, cluster_mode: Mode | None) -> str:

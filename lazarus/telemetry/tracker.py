@@ -107,6 +107,7 @@ class JobTracker:
         cur = self.attempt
         if cur is None or job.restarts > cur.index:
             if cur is not None and cur.started_reported and not cur.ended_reported:
+                events += self.final_digest(now)
                 events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
             cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
         # COMPLETING right after a requeue belongs to the *old* attempt (Slurm already counts the restart)
@@ -125,7 +126,7 @@ class JobTracker:
         cur = self.attempt
         if cur is None or cur.ended_reported or not job.state.finished:
             return []
-        events = self.anomaly_events(now, force=True)
+        events = self.anomaly_events(now, force=True) + self.final_digest(now)
         cur.ended_reported = True
         events.append(AttemptEnded(attempt=cur.index, state=job.state, exit_code=job.exit_code,
                                    at=job.end_time or now, nodes=job.nodes, failed_nodes=failed_nodes))
@@ -189,6 +190,14 @@ class JobTracker:
         return [ProgressDigest(attempt=cur.index, step=cur.step, last_progress_at=cur.last_progress_at,
                                checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
                                checkpointing=cur.checkpointing, hang_budget=budget)]
+
+    def final_digest(self, now: datetime) -> list:
+        """The attempt is ending: the last step and checkpoint seen, if the workflow has not heard them yet
+        (the digests are throttled, so without this a completed attempt could show step 21 of 25)."""
+        cur = self.attempt
+        if cur is None or (cur.step == cur.digest_step and cur.checkpoint == cur.digest_checkpoint):
+            return []
+        return self.digest_events(now, timedelta(0))
 
     def progress_view(self, attempt: int) -> ProgressView:
         cur = self.attempt

@@ -119,3 +119,18 @@ def test_a_lazarus_key_that_is_not_an_object_is_refused():
 ])
 def test_the_requested_policy_is_read_even_from_a_comment_that_is_refused(text, name):
     assert requested_policy(text) == name
+
+
+def test_a_startup_grace_below_the_minimum_hang_budget_is_raised_with_a_note():
+    opt = parse_opt_in(comment(policy="default", startup_grace=30), POLICIES)
+    assert opt.policy.startup_grace == POLICIES["default"].hang_budget_min
+    assert opt.notes == ("startup_grace 30 s raised to the policy's minimum hang budget 120 s",)
+
+
+def test_a_hang_budget_above_the_maximum_is_lowered_with_a_note():
+    opt = parse_opt_in(comment(policy="default", hang_budget=10**6), POLICIES)
+    assert opt.notes == ("hang_budget 1000000 s lowered to the policy's maximum hang budget 7200 s",)
+
+
+def test_budgets_within_the_policys_bounds_carry_no_note():
+    assert parse_opt_in(comment(policy="default", startup_grace=300, hang_budget=600), POLICIES).notes == ()

@@ -79,6 +79,38 @@ def test_progress_digests_are_coarse_but_checkpoints_and_budget_changes_are_imme
     assert (digest.step, digest.checkpoint) == (4, 4)
 
 
+def test_an_ending_attempt_flushes_the_last_step_and_checkpoint_seen_before_its_end():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    for step in range(1, 24):
+        t.feed("out", step, f"LAZARUS step={step} loss=1.0" + (" checkpoint=%d" % step if step % 5 == 0 else ""),
+               T0 + timedelta(seconds=step))
+        t.digest_events(T0 + timedelta(seconds=step), timedelta(minutes=5))  # throttled: most steps untold
+    events = t.finish(snap(JobState.COMPLETED, exit_code=0), T0 + timedelta(seconds=24), [])
+    assert types(events) == ["ProgressDigest", "AttemptEnded"]
+    assert (events[0].step, events[0].checkpoint) == (23, 20)
+    assert events[0].last_progress_at == T0 + timedelta(seconds=23)
+
+
+def test_a_requeue_flushes_the_old_attempts_progress_before_its_end():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=1 loss=2.0", T0)
+    t.digest_events(T0, timedelta(minutes=5))
+    t.feed("out", 2, "LAZARUS step=40 loss=1.0 checkpoint=40", T0 + timedelta(seconds=4))
+    events = t.observe(snap(restarts=1), T0 + timedelta(seconds=9))
+    assert types(events) == ["ProgressDigest", "AttemptEnded", "AttemptStarted"]
+    assert (events[0].attempt, events[0].step, events[0].checkpoint) == (0, 40, 40)
+
+
+def test_an_attempt_whose_progress_was_told_ends_without_another_digest():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=1 loss=2.0", T0)
+    t.digest_events(T0, timedelta(minutes=5))
+    assert types(t.finish(snap(JobState.COMPLETED, exit_code=0), T0, [])) == ["AttemptEnded"]
+
+
 def test_attempt_boundary_resets_detection_and_ends_the_old_attempt():
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)

@@ -24,10 +24,12 @@ from tests.workflows.harness import T0, app_error, ended, job_input, progress, s
 from tests.workflows.test_straggler_advice import straggler
 from workflows.effects import (
     Answered,
+    AnswerRefused,
     AwaitAnswer,
     CheckProgress,
     Decide,
     DecisionExpired,
+    Details,
     DrainFailed,
     HoldReleased,
     Isolate,
@@ -41,7 +43,7 @@ from workflows.effects import (
     WorkflowStarted,
 )
 from workflows.phases import ALLOWED_TRANSITIONS
-from workflows.transitions import answer_refusal, apply, watchdog_deadline
+from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
 
 TAKEN: set[tuple[S, S]] = set()
 
@@ -219,6 +221,47 @@ def test_answers_are_refused_unless_they_name_the_advice_awaiting_approval():
     assert "stale advice generation 2" in answer_refusal(state, 2, answered=False)
     assert "already been answered" in answer_refusal(state, 1, answered=True)
     assert "no advice is awaiting approval" in answer_refusal(job_input(), 1, answered=False)
+
+
+def test_a_refused_answer_by_signal_is_recorded_logged_and_shown_and_changes_nothing_else():
+    state, _ = acting(Mode.MONITOR)
+    reason = answer_refusal(state, 5, answered=False)
+    new, effects = feed(state, AnswerRefused(Approval(generation=5, operator="eve"), reason), now=T0)
+    [refused] = new.refused_answers
+    assert (refused.kind, refused.generation, refused.operator, refused.reason, refused.at) == (
+        "approve", 5, "eve", reason, T0)
+    assert kinds(effects) == ["Warn", "Details"] and "stale advice generation 5" in effects[1].text
+    assert effects[1] == Details(f"awaiting-approval; {refused.describe()}")
+    assert new.model_copy(update={"refused_answers": []}) == state  # the advice still waits for its answer
+
+
+def test_only_the_newest_refused_answers_are_kept():
+    state = job_input()
+    for generation in range(1, 15):
+        state, _ = feed(state, AnswerRefused(Rejection(generation=generation, operator="bob"), "no advice"))
+    assert [r.generation for r in state.refused_answers] == list(range(5, 15))
+    assert {r.kind for r in state.refused_answers} == {"reject"}
+
+
+def test_the_hang_budget_in_force_says_its_phase_and_whether_telemetry_learned_it():
+    state, _ = feed(job_input(startup_grace=timedelta(minutes=10)), started(0))
+    budget = hang_budget_now(state)
+    assert (budget.budget, budget.phase.value, budget.source) == (timedelta(minutes=10), "startup", "policy")
+    digest = progress(0, 3, T0 + timedelta(seconds=30)).model_copy(update={"hang_budget": timedelta(minutes=3)})
+    state, _ = feed(state, digest)
+    budget = hang_budget_now(state)
+    assert (budget.budget, budget.phase.value, budget.source) == (timedelta(minutes=3), "training", "telemetry")
+    assert watchdog_deadline(state)[0] == T0 + timedelta(seconds=30) + budget.budget
+    state, _ = feed(state, ended(0, JobState.COMPLETED, 0))
+    assert hang_budget_now(state) is None
+
+
+def test_the_last_digest_sent_with_the_attempt_end_is_what_a_completed_attempt_shows():
+    state, _ = feed(job_input(), started(0), progress(0, 21, T0))
+    state, _ = feed(state, progress(0, 25, T0 + timedelta(seconds=4), checkpoint=25), ended(0, JobState.COMPLETED, 0))
+    attempt = state.attempts[0]
+    assert state.state == S.COMPLETED
+    assert (attempt.last_step, attempt.last_checkpoint, attempt.last_progress_at) == (25, 25, T0 + timedelta(seconds=4))
 
 
 def test_the_kill_switch_clears_a_jobs_own_mode_and_is_published():
