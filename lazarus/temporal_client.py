@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
 
@@ -27,9 +29,16 @@ async def connect(settings: Settings) -> Client:
                                     data_converter=pydantic_data_converter)
     except RuntimeError as exc:
         raise TemporalUnreachable(
-            f"cannot reach Temporal at {t.address} (namespace {t.namespace}): {exc}. "
+            f"cannot reach Temporal at {t.address} (namespace {t.namespace}): {_reason(exc)}. "
             "Is the server running? (`lazarus dev status` for the embedded stack)"
         ) from None
+
+
+def _reason(exc: RuntimeError) -> str:
+    """The operating system's own words from the SDK's nested transport error ("Connection refused"),
+    else the error as the SDK words it."""
+    found = re.findall(r'message: "([^"]+)"', str(exc))
+    return found[-1].lower() if found else str(exc)
 
 
 def _read(path, field: str) -> bytes | None:

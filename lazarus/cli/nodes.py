@@ -152,17 +152,22 @@ async def _drain(args: argparse.Namespace) -> int:
     return await _operator_update(args, NodeLedgerWorkflow.drain_node, request, "taken out of service")
 
 
+def _changed_policy(base: LedgerPolicy, changes: dict[str, str]) -> LedgerPolicy:
+    try:
+        return LedgerPolicy.model_validate({**base.model_dump(), **changes})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise BadLedgerPolicy(f"{err['loc'][0]}: {err['msg']}") from None
+
+
 async def _policy(args: argparse.Namespace) -> int:
+    changes = {field: getattr(args, field) for field in POLICY_OPTIONS.values() if getattr(args, field) is not None}
+    _changed_policy(LedgerPolicy(), changes)  # a bad value is refused before anything connects
     settings, handle = await _handle(args)
     view = await _view(settings, handle)
-    changes = {field: getattr(args, field) for field in POLICY_OPTIONS.values() if getattr(args, field) is not None}
     policy = view.policy
     if changes:
-        try:
-            policy = LedgerPolicy.model_validate({**view.policy.model_dump(), **changes})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise BadLedgerPolicy(f"{err['loc'][0]}: {err['msg']}") from None
+        policy = _changed_policy(view.policy, changes)
         await handle.signal(NodeLedgerWorkflow.set_policy, PolicyChange(policy=policy, by=operator_name()))
     if args.json:
         print_json(policy)

@@ -1,0 +1,91 @@
+"""What `lazarus show` and `lazarus advice list` say is what is in force: a start-up grace the policy
+raised, the hang budget and deadline the watchdog applies, the last progress seen (and when), and every
+answer the workflow refused although its sender was told the signal succeeded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from lazarus.models.names import workflow_id
+from lazarus.models.recovery import RecoveryState, Rejection
+from tests.conftest import assert_eventually
+from tests.e2e.helpers import lazarus_cli, restarts, wait_state
+from tests.e2e.stack import GRACE_POLICY, POLICY, E2EStack, submit_training
+from workflows.job_recovery import JobRecoveryWorkflow
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
+
+CRASH = dict(steps=25, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0")
+
+
+def temporal(e2e: E2EStack, *args: str) -> subprocess.CompletedProcess[str]:
+    """The Temporal CLI against the e2e server, as an operator without Lazarus's CLI would use it."""
+    return subprocess.run([str(Path(sys.executable).parent / "temporal"), *args, "--address",
+                           f"127.0.0.1:{e2e.port}"], capture_output=True, text=True, timeout=30)
+
+
+async def test_a_raised_startup_grace_is_noted_and_the_budget_and_deadline_in_force_are_shown(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": GRACE_POLICY, "startup_grace": 10}},
+                          steps=80, step_time=0.25)
+    try:
+        await wait_state(e2e, job, RecoveryState.WATCHING, timeout=30)
+
+        async def watched():
+            status = await e2e.status(job)
+            return status if status.hang_budget is not None else None
+
+        status = await assert_eventually(watched, timeout=30, interval=0.3)
+        note = "startup_grace 10 s raised to the policy's minimum hang budget 30 s"
+        assert status.opt_in_notes == [note]
+        assert status.hang_budget.budget == timedelta(seconds=30) and status.hang_deadline is not None
+        shown = lazarus_cli(e2e, "show", str(job)).stdout
+        assert f"  note: {note}" in shown
+        assert "  hang watchdog: budget 30 s (" in shown and "unless progress comes first" in shown
+    finally:
+        e2e.cluster.run("scancel", str(job))
+
+
+async def test_a_completed_attempt_shows_its_last_step_and_checkpoint_and_when_they_were_seen(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, steps=25, ckpt_every=10, step_time=0.1)
+    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, timeout=90)
+    attempt = final.attempts[0]
+    assert final.state == RecoveryState.COMPLETED
+    assert (attempt.last_step, attempt.last_checkpoint) == (25, 20)
+    seen = attempt.last_progress_at.strftime("%H:%M:%S")
+    assert f"    progress: step 25, checkpoint 20 (as of {seen})" in lazarus_cli(e2e, "show", str(job)).stdout
+
+
+async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e, job_dir):
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
+    status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
+    wid = workflow_id("lztest", job)
+    sent = temporal(e2e, "workflow", "signal", "--workflow-id", wid, "--name", "approve_advice",
+                    "--input", json.dumps({"generation": 99, "operator": "eve"}))
+    assert sent.returncode == 0, sent.stderr  # the sender is told it succeeded: the refusal must show elsewhere
+
+    async def refused():
+        return (await e2e.status(job)).refused_answers or None
+
+    [answer] = await assert_eventually(refused, timeout=20, interval=0.3)
+    assert (answer.kind, answer.generation, answer.operator) == ("approve", 99, "eve")
+    assert answer.reason == (f"stale advice generation 99: the advice awaiting approval is generation "
+                             f"{status.advice.generation}")
+    line = f"last refused answer ({answer.at:%H:%M:%S}): {answer.describe()}"
+    assert f"  {line}" in lazarus_cli(e2e, "show", str(job)).stdout
+    listing = lazarus_cli(e2e, "advice", "list").stdout
+    assert f"job {job} advice {status.advice.generation}" in listing and f"  {line}" in listing
+    [row] = [r for r in json.loads(lazarus_cli(e2e, "advice", "list", "--json").stdout) if r["job_id"] == job]
+    assert row["last_refused"]["reason"] == answer.reason
+    details = temporal(e2e, "workflow", "metadata", "--workflow-id", wid)
+    assert answer.describe() in details.stdout, details.stdout + details.stderr
+    handle = (await e2e.client()).get_workflow_handle(wid)
+    await handle.execute_update(JobRecoveryWorkflow.reject_advice,
+                                Rejection(generation=status.advice.generation, operator="bob"))
+    await wait_state(e2e, job, RecoveryState.STOPPED, timeout=60)
+    assert restarts(e2e.cluster, job) == 0
