@@ -198,6 +198,8 @@ class TelemetryLoop:
             return event
         a = event.anomaly
         diagnosis = await self.enricher.attribute(a.diagnosis, tracker.job_id, a.attempt, tracker.layout_nodes)
+        # whatever named them (the job's output, node health, a provider), only the allocation's nodes count
+        diagnosis = diagnosis.bound_to_allocation(tracker.layout_nodes)
         return AnomalyDetected(anomaly=a.model_copy(update={"diagnosis": diagnosis}))
 
     async def _check_stragglers(self, now: datetime) -> None:
