@@ -10,7 +10,7 @@ Errors are translated here, once: a typed :class:`SlurmError` becomes an
 suffix (``UnknownJob``, ``ControllerUnreachable``, ...) and whose
 ``non_retryable`` flag is the error's own, so Temporal stops at once on a
 permanent failure and keeps retrying a transient one (slurmctld restarting).
-The names are listed in :mod:`activities.options` for retry policies.
+The names are listed in :mod:`workflows.options` for retry policies.
 """
 
 from __future__ import annotations

@@ -14,13 +14,14 @@ module (the workflow sandbox re-imports modules, and configuration is I/O).
 from __future__ import annotations
 
 import os
+import stat
 from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -130,6 +131,28 @@ class DiscoverySettings(_Strict):
         None, description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
         "e.g. staging and production, sharing one cluster)"
     )
+    log_roots: list[Path] = Field(
+        default_factory=lambda: [Path(p) for p in DEFAULT_LOG_ROOTS],
+        description="job output files are read only inside these directories (after resolving the file's "
+        "directory; symbolic links, FIFOs and files not owned by the job's user are refused everywhere); "
+        "an empty list allows any directory (see docs/security.md)",
+    )
+    log_read_timeout_s: float = Field(
+        2.0, gt=0, le=60, description="one read of one job output file gets this long; a file that blocks "
+        "longer (NFS, FUSE) is noted on the job and not read again until its read returns"
+    )
+
+    @field_validator("log_roots")
+    @classmethod
+    def _absolute_roots(cls, v: list[Path]) -> list[Path]:
+        relative = [str(p) for p in v if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"log roots must be absolute paths, got {', '.join(relative)}")
+        return v
+
+
+# Where sites usually keep job output; the dev stack's and the tests' jobs write under /tmp or /var/tmp.
+DEFAULT_LOG_ROOTS = ("/home", "/scratch", "/tmp", "/var/tmp")
 
 
 class DevSettings(_Strict):
@@ -169,7 +192,29 @@ class LoggingSettings(_Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class PrometheusSettings(_Strict):
+class HttpClientSettings(_Strict):
+    """TLS verification and credentials for an HTTP(S) service Lazarus queries."""
+
+    ca_file: Path | None = Field(
+        None, description="PEM CA bundle that verifies the server's certificate (https); the system CAs when "
+        "unset. Certificates are always verified"
+    )
+    bearer_token: SecretStr | None = Field(
+        None, description="bearer token; better set through the environment (LAZARUS_<SECTION>__BEARER_TOKEN) "
+        "or bearer_token_file than written here"
+    )
+    bearer_token_file: Path | None = Field(None, description="file holding the bearer token (read at each start)")
+    basic_auth_file: Path | None = Field(None, description="file holding user:password for HTTP basic auth")
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> "HttpClientSettings":
+        given = [n for n in ("bearer_token", "bearer_token_file", "basic_auth_file") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give at most one credential; got {' and '.join(given)}")
+        return self
+
+
+class PrometheusSettings(HttpClientSettings):
     """Where the telemetry worker reads training throughput (straggler detection) and node-agent health."""
 
     enabled: bool = Field(False, description="query Prometheus for stragglers and node health")
@@ -189,7 +234,7 @@ class PrometheusSettings(_Strict):
     )
 
 
-class AttributionSettings(_Strict):
+class AttributionSettings(HttpClientSettings):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
     provider_url: str | None = Field(
@@ -271,6 +316,31 @@ def _check_readable(path: Path) -> None:
         raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from None
 
 
+def _check_trusted(path: Path) -> None:
+    """Refuse a configuration file another user could have written or replaced.
+
+    The file (and, when ``path`` is a link, the file it resolves to) must belong to root or to the
+    current user and not be writable by every user; its directory must belong to root or to the
+    current user and not be writable by every user, unless it has the sticky bit (as ``/tmp`` and
+    ``/var/tmp`` do), which stops others from replacing a file they do not own.
+    """
+    me = os.geteuid()
+    trusted = {0, me}
+    for file in dict.fromkeys([Path(os.path.abspath(path)), Path(os.path.realpath(path))]):
+        info, parent = file.stat(), file.parent.stat()
+        if info.st_uid not in trusted:
+            raise ConfigError(f"refusing configuration file {file}: it belongs to uid {info.st_uid}, "
+                              f"not to root or to you (uid {me})")
+        if info.st_mode & stat.S_IWOTH:
+            raise ConfigError(f"refusing configuration file {file}: every user may write it (chmod o-w {file})")
+        if parent.st_uid not in trusted:
+            raise ConfigError(f"refusing configuration file {file}: its directory {file.parent} belongs to uid "
+                              f"{parent.st_uid}, not to root or to you (uid {me}), so its owner could replace it")
+        if parent.st_mode & stat.S_IWOTH and not parent.st_mode & stat.S_ISVTX:
+            raise ConfigError(f"refusing configuration file {file}: every user may write its directory "
+                              f"{file.parent}, so anyone could replace it (chmod o-w {file.parent})")
+
+
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:
     """The parser's problem and 1-based position, without PyYAML's multi-line snippet."""
     mark = getattr(exc, "problem_mark", None)
@@ -299,6 +369,7 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     path = path or os.environ.get("LAZARUS_CONFIG")
     if path:
         _check_readable(Path(path))
+        _check_trusted(Path(path))
     source = f"file {path} and LAZARUS_* environment" if path else "LAZARUS_* environment"
     token = _CONFIG_FILE.set(Path(path) if path else None)
     try:

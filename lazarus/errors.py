@@ -32,8 +32,13 @@ class DevStackError(LazarusError):
 
 
 def shorten(text: str, limit: int = 200) -> str:
-    """Return ``text`` cut to ``limit`` characters with a marker, for error messages."""
-    text = text.replace("\n", "\\n")
+    """Return ``text`` cut to ``limit`` characters with a marker, for error messages.
+
+    Control characters are escaped (``\\n``, ``\\x1b``): the text is often a job's own output or
+    comment, and a message must stay one line that cannot drive the terminal it is printed on.
+    """
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... [{len(text) - limit} more characters]"

@@ -7,7 +7,9 @@ Operators filter on these in the Temporal UI and `lazarus jobs` lists from them
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
+
+from workflows.effects import SearchAttributes
 
 CLUSTER = SearchAttributeKey.for_keyword("LazarusCluster")
 JOB_ID = SearchAttributeKey.for_int("SlurmJobId")
@@ -29,24 +31,19 @@ def upsert_job(state, mode) -> None:
     ])
 
 
-def upsert_state(state) -> None:
-    workflow.upsert_search_attributes([STATE.value_set(state.value)])
-
-
-def upsert_mode(mode) -> None:
-    workflow.upsert_search_attributes([MODE.value_set(mode.value)])
-
-
-def upsert_signature(signature: str | None, nodes: list[str]) -> None:
-    updates = [NODES.value_set(list(nodes))]
-    if signature:
-        updates.append(SIGNATURE.value_set(signature))
+def upsert(change: SearchAttributes) -> None:
+    """One upsert of the attributes an effect of the event path names (see :class:`SearchAttributes`)."""
+    updates: list[SearchAttributeUpdate] = []
+    if change.state is not None:
+        updates.append(STATE.value_set(change.state.value))
+    if change.mode is not None:
+        updates.append(MODE.value_set(change.mode.value))
+    if change.nodes is not None:
+        updates.append(NODES.value_set(list(change.nodes)))
+    if change.signature:
+        updates.append(SIGNATURE.value_set(change.signature))
+    if change.attempt is not None:
+        updates.append(ATTEMPT.value_set(change.attempt))
+    if change.generation is not None:
+        updates.append(GENERATION.value_set(change.generation))
     workflow.upsert_search_attributes(updates)
-
-
-def upsert_attempt(index: int) -> None:
-    workflow.upsert_search_attributes([ATTEMPT.value_set(index)])
-
-
-def upsert_generation(generation: int) -> None:
-    workflow.upsert_search_attributes([GENERATION.value_set(generation)])

@@ -1,33 +1,37 @@
 """JobRecoveryWorkflow: one durable workflow per opted-in training job.
 
-Workflow id ``lazarus-<cluster>-<slurm job id>`` (contract). The telemetry loop
-feeds it events (attempt started/ended, coarse progress, anomalies) through
-the ``job_event`` signal; operators answer advice through the
-``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or the
-signals of the same names (Temporal UI, HTTP API).
+Workflow id ``lazarus-<cluster>-<slurm job id>`` (:func:`lazarus.models.names.workflow_id`).
+The telemetry loop feeds it events (attempt started/ended, coarse progress,
+anomalies) through the ``job_event`` signal; operators answer advice through
+the ``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or
+the signals of the same names (Temporal UI, HTTP API).
 
-The loop is: wait for an incident (anomaly event, failed attempt end, or the
-hang watchdog) → decide (pure, ``workflows.policy``) → publish advice → in act
-mode, or once approved, isolate and restart (activities that read fresh state
-and verify) → wait for the next attempt (attempt-start watchdog). Every
-watchdog is a durable timer, so worker or server crashes lose nothing.
+The class only receives messages, keeps the one watchdog timer and performs
+effects. What an event means is decided by the pure function
+:func:`workflows.transitions.apply`: wait for an incident (anomaly event,
+failed attempt end, or the hang watchdog) → decide (``workflows.decision``) →
+publish advice → in act mode, or once approved, isolate and restart
+(activities that read fresh state and verify) → wait for the next attempt
+(attempt-start watchdog). Every wait is a durable timer, so worker or server
+crashes lose nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from datetime import datetime
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from lazarus.models import names
     from lazarus.models.policy import Mode
     from lazarus.models.recovery import (
         TERMINAL_STATES,
-        Advice,
         AdviceStatus,
         Approval,
-        Attempt,
+        AttemptStarted,
         DecisionReply,
         JobEventEnvelope,
         JobRecoveryInput,
@@ -36,35 +40,45 @@ with workflow.unsafe.imports_passed_through():
         RecoveryState,
         Rejection,
     )
-    from workflows import attributes
-    from workflows.job_actions import DecideAndAct
-    from workflows.job_events import EventHandling
-    from workflows.phases import check_transition
+    from workflows import attributes, calls
+    from workflows.effects import (
+        Answered,
+        AwaitAnswer,
+        CheckProgress,
+        Decide,
+        DecisionExpired,
+        Details,
+        Effect,
+        Input,
+        Isolate,
+        ReleaseHold,
+        Requeue,
+        SearchAttributes,
+        WatchdogFired,
+        Warn,
+        WorkflowStarted,
+    )
+    from workflows.transitions import answer_refusal, apply, watchdog_deadline
+    from workflows.watchdog import Watchdog
 
 
-def workflow_id(cluster: str, job_id: int) -> str:
-    """The contract: one workflow per job, named by cluster and Slurm job id."""
-    return f"lazarus-{cluster}-{job_id}"
-
-
-@workflow.defn
-class JobRecoveryWorkflow(EventHandling, DecideAndAct):
+@workflow.defn(name=names.JOB_WORKFLOW)
+class JobRecoveryWorkflow:
     @workflow.init
     def __init__(self, inp: JobRecoveryInput) -> None:
         self.s = inp
         self._events: list = []
         self._answer: Approval | Rejection | None = None
         self._hang_deadline: datetime | None = None
-        self._timer: asyncio.Future | None = None  # the one watchdog timer (hang or attempt start)
-        self._timer_deadline: datetime | None = None
+        self._watchdog = Watchdog()
 
     # ---- messages ------------------------------------------------------------------------
 
-    @workflow.signal
+    @workflow.signal(name=names.JOB_EVENT)
     def job_event(self, envelope: JobEventEnvelope) -> None:
         self._events.append(envelope.event)
 
-    @workflow.update
+    @workflow.update(name=names.APPROVE_ADVICE)
     def approve_advice(self, approval: Approval) -> DecisionReply:
         self._answer = approval
         return DecisionReply(generation=approval.generation, status=AdviceStatus.APPROVED,
@@ -74,7 +88,7 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
     def _validate_approve(self, approval: Approval) -> None:
         self._check_generation(approval.generation)
 
-    @workflow.update
+    @workflow.update(name=names.REJECT_ADVICE)
     def reject_advice(self, rejection: Rejection) -> DecisionReply:
         self._answer = rejection
         return DecisionReply(generation=rejection.generation, status=AdviceStatus.REJECTED,
@@ -84,43 +98,33 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
     def _validate_reject(self, rejection: Rejection) -> None:
         self._check_generation(rejection.generation)
 
-    @workflow.signal(name="approve_advice")
+    @workflow.signal(name=names.APPROVE_ADVICE)
     def approve_advice_signal(self, approval: Approval) -> None:
         self._answer_by_signal(approval)
 
-    @workflow.signal(name="reject_advice")
+    @workflow.signal(name=names.REJECT_ADVICE)
     def reject_advice_signal(self, rejection: Rejection) -> None:
         self._answer_by_signal(rejection)
 
-    @workflow.signal
+    @workflow.signal(name=names.SET_MODE)
     def set_mode(self, change: ModeChange) -> None:
-        if change.scope == "cluster":
-            self.s.cluster_mode = change.mode or Mode.MONITOR
-            if self.s.cluster_mode == Mode.MONITOR:
-                self.s.job_mode = None  # the kill switch wins over every per-job choice
-            # lifting it (act) keeps a job's own request for monitor mode
-        else:
-            self.s.job_mode = change.mode
-        attributes.upsert_mode(self.mode)
+        for effect in self._apply(change):  # search attributes only: nothing to wait for
+            self._perform_now(effect)
 
-    @workflow.query
+    @workflow.query(name=names.JOB_STATUS)
     def status(self) -> JobStatus:
         return JobStatus(
             cluster=self.s.cluster, job_id=self.s.job_id, state=self.s.state, mode=self.mode,
-            policy_name=self.s.policy_name, attempts=self.s.attempts, advice=self.current_advice,
+            policy_name=self.s.policy_name, attempts=self.s.attempts,
+            advice=self.s.advice_history[-1] if self.s.advice_history else None,
             advice_history=self.s.advice_history, stop_reason=self.s.stop_reason, hang_deadline=self._hang_deadline,
-            opt_in_notes=self.s.opt_in_notes,
+            opt_in_notes=self.s.opt_in_notes, telemetry_notes=self.s.telemetry_notes,
         )
 
     def _check_generation(self, generation: int) -> None:
-        advice = self.current_advice
-        if advice is None or advice.status != AdviceStatus.PENDING or self.s.state != RecoveryState.AWAITING_APPROVAL:
-            raise ValueError(f"no advice is awaiting approval for this job (state {self.s.state.value})")
-        if generation != advice.generation:
-            raise ValueError(f"stale advice generation {generation}: the advice awaiting approval is generation "
-                             f"{advice.generation}")
-        if self._answer is not None:
-            raise ValueError(f"advice generation {generation} has already been answered")
+        refusal = answer_refusal(self.s, generation, answered=self._answer is not None)
+        if refusal is not None:
+            raise ValueError(refusal)
 
     def _answer_by_signal(self, answer: Approval | Rejection) -> None:
         try:
@@ -130,54 +134,24 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
             return
         self._answer = answer
 
-    # ---- derived state -------------------------------------------------------------------
-
     @property
     def mode(self) -> Mode:
         return self.s.job_mode or self.s.cluster_mode
-
-    @property
-    def current_advice(self) -> Advice | None:
-        return self.s.advice_history[-1] if self.s.advice_history else None
-
-    @property
-    def current_attempt(self) -> Attempt | None:
-        return self.s.attempts[-1] if self.s.attempts else None
-
-    def _attempt(self, index: int) -> Attempt:
-        for attempt in self.s.attempts:
-            if attempt.index == index:
-                return attempt
-        attempt = Attempt(index=index, start_checkpoint=self.s.last_checkpoint)
-        self.s.attempts.append(attempt)
-        self.s.attempts.sort(key=lambda a: a.index)
-        return attempt
-
-    def _set_state(self, new: RecoveryState, details: str | None = None) -> None:
-        check_transition(self.s.state, new)
-        self.s.state = new
-        attributes.upsert_state(new)
-        workflow.set_current_details(details or f"{new.value}")
 
     # ---- main loop -------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, inp: JobRecoveryInput) -> JobStatus:
         attributes.upsert_job(self.s, self.mode)
-        if self.s.opt_in_error:
-            self._set_state(RecoveryState.IGNORED, f"ignored: {self.s.opt_in_error}")
-            self.s.stop_reason = self.s.opt_in_error
-            return self.status()
+        await self._feed(WorkflowStarted())
         while self.s.state not in TERMINAL_STATES:
-            incident = await self._next_incident()
-            if incident is not None:
-                await self._handle_incident(incident)
+            await self._next()
             if self._should_continue_as_new():
-                self._arm(None, None)
+                self._watchdog.arm(None, None)
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self.s.runs += 1
                 workflow.continue_as_new(self.s)
-        self._arm(None, None)
+        self._watchdog.arm(None, None)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
 
@@ -185,3 +159,80 @@ class JobRecoveryWorkflow(EventHandling, DecideAndAct):
         return (self.s.state not in TERMINAL_STATES and not self._events
                 and workflow.info().is_continue_as_new_suggested())
 
+    async def _next(self) -> None:
+        """Wait for events or the watchdog; apply them up to and including the first incident."""
+        deadline, summary = watchdog_deadline(self.s)
+        self._hang_deadline = deadline if self.s.state == RecoveryState.WATCHING else None
+        self._watchdog.arm(deadline, summary)
+        await workflow.wait_condition(lambda: bool(self._events) or self._watchdog.fired)
+        if self._watchdog.fired and not self._events:
+            self._watchdog.take()
+            deadline, _ = watchdog_deadline(self.s)
+            if deadline is not None and deadline <= workflow.now():  # else progress moved it on: re-arm
+                await self._feed(WatchdogFired())
+            return
+        while self._events:
+            if await self._feed(self._events.pop(0)):
+                return
+
+    # ---- effects ---------------------------------------------------------------------------
+
+    def _apply(self, event: Input) -> list[Effect]:
+        self.s, effects = apply(self.s, event, workflow.now())
+        return effects
+
+    async def _feed(self, event: Input) -> bool:
+        """Apply ``event``, perform its effects in order, and apply each outcome as it comes (its effects
+        go first). True when an incident was decided."""
+        queue, decided = deque(self._apply(event)), False
+        while queue:
+            effect = queue.popleft()
+            decided = decided or isinstance(effect, Decide)
+            outcome = self._perform_now(effect) if _immediate(effect) else await self._perform(effect)
+            if outcome is not None:
+                queue.extendleft(reversed(self._apply(outcome)))
+        return decided
+
+    def _perform_now(self, effect: Effect) -> Input | None:
+        if isinstance(effect, SearchAttributes):
+            attributes.upsert(effect)
+        elif isinstance(effect, Details):
+            workflow.set_current_details(effect.text)
+        elif isinstance(effect, Warn):
+            workflow.logger.warning(effect.text)
+        elif isinstance(effect, Decide):
+            return effect  # decide now: handed straight back as the next input
+        return None
+
+    async def _perform(self, effect: Effect) -> Input | None:
+        if isinstance(effect, AwaitAnswer):
+            return await self._await_answer(effect)
+        if isinstance(effect, CheckProgress):
+            return await calls.check_progress(effect)
+        if isinstance(effect, Isolate):
+            return await calls.isolate(effect)
+        if isinstance(effect, Requeue):
+            return await calls.requeue(effect)
+        if isinstance(effect, ReleaseHold):
+            return await calls.release(effect)
+        raise TypeError(f"unknown effect {effect!r}")
+
+    async def _await_answer(self, effect: AwaitAnswer) -> Input:
+        """Monitor mode: wait for an operator; the decision watchdog fails open."""
+        self._answer = None
+        try:
+            await workflow.wait_condition(
+                lambda: self._answer is not None or self.mode == Mode.ACT or self._superseded(effect.attempt),
+                timeout=effect.timeout, timeout_summary=f"decision watchdog (advice {effect.generation})",
+            )
+        except asyncio.TimeoutError:
+            return DecisionExpired()
+        answer, self._answer = self._answer, None
+        return Answered(answer)
+
+    def _superseded(self, attempt: int) -> bool:
+        return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)
+
+
+def _immediate(effect: Effect) -> bool:
+    return isinstance(effect, (SearchAttributes, Details, Warn, Decide))

@@ -28,6 +28,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from lazarus.models import names
     from lazarus.models.ledger import (
         DrainRequest,
         Implication,
@@ -48,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
         prune,
         reconcile,
     )
-    from workflows.options import SLURM_READ_RETRY, SLURM_WRITE_RETRY
+    from workflows.options import SLURM_READ, SLURM_WRITE
 
 RECONCILES = "ledger-reconciles-with-slurm"
 """Patch id: runs started before reconciliation keep their old commands until they continue as new."""
@@ -57,10 +58,6 @@ RECONCILES = "ledger-reconciles-with-slurm"
 def _check_node(node: str) -> None:
     if not node or any(c in node for c in " ;|&$`'\"\\\n"):
         raise ValueError(f"invalid node name {node!r}")
-
-
-def ledger_id(cluster: str) -> str:
-    return f"lazarus-{cluster}-ledger"
 
 
 def _refusal(exc: ActivityError, action: str) -> ApplicationError:
@@ -72,7 +69,7 @@ def _refusal(exc: ActivityError, action: str) -> ApplicationError:
     return ApplicationError(f"{action} failed: {cause or exc}", action, type="ActionFailed", non_retryable=True)
 
 
-@workflow.defn
+@workflow.defn(name=names.LEDGER_WORKFLOW)
 class NodeLedgerWorkflow:
     @workflow.init
     def __init__(self, inp: LedgerInput) -> None:
@@ -82,24 +79,23 @@ class NodeLedgerWorkflow:
         self._last_check = workflow.now()
         self._unreadable = ""
 
-    @workflow.signal
+    @workflow.signal(name=names.RECORD_IMPLICATION)
     def record_implication(self, implication: Implication) -> None:
         self._inbox.append(implication)
 
-    @workflow.signal
+    @workflow.signal(name=names.SET_LEDGER_POLICY)
     def set_policy(self, change: PolicyChange) -> None:
         """A new policy (drain budget, lemon rules, reconciliation interval, size) for this running ledger."""
         self.s.policy, self.s.policy_set_by = change.policy, change.by
         self._wake = True  # the reconciliation timer follows the new interval
 
-    @workflow.update
+    @workflow.update(name=names.RESUME_NODE)
     async def resume_node(self, request: ResumeRequest) -> NodeActionResult:
         try:
             result = await workflow.execute_activity(
                 "slurm_resume_nodes", NodeAction(nodes=[request.node], reason=request.comment or ""),
                 result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-                start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
-                summary=f"resume {request.node}")
+                summary=f"resume {request.node}", **SLURM_WRITE)
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
         mark_resumed(self._record(request.node), request.operator, workflow.now())
@@ -109,7 +105,7 @@ class NodeLedgerWorkflow:
     def _validate_resume(self, request: ResumeRequest) -> None:
         _check_node(request.node)
 
-    @workflow.update
+    @workflow.update(name=names.DRAIN_NODE)
     async def drain_node(self, request: DrainRequest) -> NodeActionResult:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
         reason = f"{request.reason} (by {request.operator} via lazarus)"
@@ -117,8 +113,7 @@ class NodeLedgerWorkflow:
             result = await workflow.execute_activity(
                 "slurm_drain_nodes", NodeAction(nodes=[request.node], reason=reason),
                 result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-                start_to_close_timeout=timedelta(seconds=60), retry_policy=SLURM_WRITE_RETRY,
-                summary=f"drain {request.node} (operator)")
+                summary=f"drain {request.node} (operator)", **SLURM_WRITE)
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), request.operator, reason, workflow.now())
@@ -128,13 +123,13 @@ class NodeLedgerWorkflow:
     def _validate_drain(self, request: DrainRequest) -> None:
         _check_node(request.node)
 
-    @workflow.signal
+    @workflow.signal(name=names.SET_CLUSTER_MODE)
     def set_cluster_mode(self, change: ModeChange) -> None:
         """The cluster-wide mode (kill switch) for jobs discovered from now on."""
         self.s.mode_override = change.mode.value if change.mode else None
         self.s.mode_set_by = change.operator
 
-    @workflow.query
+    @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
         return LedgerView(cluster=self.s.cluster, policy=self.s.policy, policy_set_by=self.s.policy_set_by,
                           nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
@@ -190,7 +185,7 @@ class NodeLedgerWorkflow:
         try:
             return await workflow.execute_activity(
                 "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=SLURM_READ_RETRY,
+                **SLURM_READ,
                 summary="read node states")
         except ActivityError as exc:  # the ledger outlives a scheduler outage; the job's exclusion still holds
             self._unreadable = f"scheduler unreadable ({exc.cause or exc})"
@@ -281,8 +276,7 @@ class NodeLedgerWorkflow:
         try:
             await workflow.execute_activity(
                 "slurm_drain_nodes", NodeAction(nodes=[record.node], reason=reason), result_type=NodeActionResult,
-                task_queue=self.s.scheduler_queue, start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=SLURM_WRITE_RETRY, summary=f"drain {record.node}")
+                task_queue=self.s.scheduler_queue, summary=f"drain {record.node}", **SLURM_WRITE)
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")
             return

@@ -1,27 +1,77 @@
-"""Retry policies of the activities the workflows call, in one place.
+"""Activity options, declared once: every ``execute_activity`` call in the workflows spreads one of these.
 
-Scheduler writes retry for a while (slurmctld restarts, a worker dies mid-action: the
-actions are idempotent), but never on errors that would fail the same way again.
-The type names are those ``activities/slurm.py`` raises (``activities.options``).
+    await workflow.execute_activity("slurm_restart_excluding", request, result_type=RestartResult,
+                                    task_queue=queue, **SLURM_RESTART)
+
+No call site sets a timeout of its own. Scheduler writes retry for a while
+(slurmctld restarts, a worker dies mid-action: the actions are idempotent),
+but never on errors that would fail the same way again.
+
+This module is imported by workflow code, so it holds constants only.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from activities.options import NON_RETRYABLE_SLURM_ERRORS as PERMANENT_SLURM_ERRORS
+# Permanent: retrying cannot help (bad input, unknown job/node, refused, untrusted host, missing tools).
+# The names are the Slurm adapter's error classes without ``Error`` (lazarus/slurm/errors.py, as
+# activities/scheduler.py raises them); a test keeps the two in step. The activities already mark these
+# non-retryable; listing them here too stops retries even of an error raised by older worker code.
+NON_RETRYABLE_SLURM_ERRORS = [
+    "InvalidArgument",
+    "UnknownJob",
+    "UnknownNode",
+    "PermissionDenied",
+    "OperationRefused",
+    "MalformedOutput",
+    "CommandNotFound",
+    "HostKey",
+    "Authentication",
+]
 
-SLURM_WRITE_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=10),
-    maximum_attempts=20,
-    non_retryable_error_types=PERMANENT_SLURM_ERRORS,
+# The Slurm adapter's limit on one command (``slurm.command_timeout_s``, default 30 s).
+SLURM_COMMAND_TIMEOUT = timedelta(seconds=30)
+# The most Slurm commands the restart activity runs without a heartbeat in between: it heartbeats
+# after every command and every poll (lazarus/slurm/restart.py; a test counts them).
+RESTART_COMMANDS_BETWEEN_HEARTBEATS = 1
+
+
+def _retry(maximum_interval: timedelta, maximum_attempts: int) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=maximum_interval,
+        maximum_attempts=maximum_attempts,
+        non_retryable_error_types=NON_RETRYABLE_SLURM_ERRORS,
+    )
+
+
+# Reads are cheap and safe to repeat; a controller restart takes seconds, so back off to 5 s.
+READ_RETRY = _retry(timedelta(seconds=5), 10)
+# Writes re-read state before acting (idempotent), so they may retry longer.
+WRITE_RETRY = _retry(timedelta(seconds=10), 20)
+
+# The telemetry worker's view of one attempt's progress (in memory: quick, or not there at all).
+TELEMETRY_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=20), retry_policy=READ_RETRY)
+
+# One Slurm read (node states).
+SLURM_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=30), retry_policy=READ_RETRY)
+
+# One Slurm action that verifies its result (drain, resume, release).
+SLURM_WRITE = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=60), retry_policy=WRITE_RETRY)
+
+# The restart (requeuehold, exclude, release, verify) heartbeats while it waits for Slurm; the heartbeat
+# timeout outlasts its longest stretch of commands without one, so a live worker is never timed out, and
+# the whole action has time for that stretch and both of its verification waits.
+SLURM_RESTART = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(minutes=10),
+    heartbeat_timeout=SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS + timedelta(seconds=15),
+    retry_policy=WRITE_RETRY,
 )
-SLURM_READ_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=5),
-    maximum_attempts=10,
-    non_retryable_error_types=PERMANENT_SLURM_ERRORS,
-)
+
+PRESETS = {"TELEMETRY_READ": TELEMETRY_READ, "SLURM_READ": SLURM_READ, "SLURM_WRITE": SLURM_WRITE,
+           "SLURM_RESTART": SLURM_RESTART}

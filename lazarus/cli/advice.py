@@ -23,8 +23,9 @@ from lazarus.errors import LazarusError
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, ModeChange, Rejection
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+from lazarus.models.names import ledger_id, workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
+from workflows.node_ledger import NodeLedgerWorkflow
 
 
 class AdviceRefused(LazarusError):

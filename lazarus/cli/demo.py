@@ -36,7 +36,8 @@ from lazarus.models.slurm import NodeAction, SubmitRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import SlurmError
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 
 class DemoError(LazarusError):

@@ -22,7 +22,8 @@ from lazarus.models.recovery import JobMemo, JobStatus, RecoveryState
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows import attributes
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -17,7 +17,8 @@ from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRe
 from lazarus.models.slurm import NodeState
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+from lazarus.models.names import ledger_id
+from workflows.node_ledger import NodeLedgerWorkflow
 
 
 # What a DrainRequest accepts as its reason.

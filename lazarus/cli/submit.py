@@ -29,7 +29,8 @@ from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.telemetry.optin import opt_in_comment, parse_opt_in
 from lazarus.temporal_client import connect
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 # sbatch and scontrol run as the calling user, on this host, with this limit.
 _SLURM_TIMEOUT_S = 60.0

@@ -52,6 +52,7 @@ def render_timeline(status: JobStatus, link: str) -> str:
     if status.stop_reason:
         out.append(f"  reason: {status.stop_reason}")
     out.extend(f"  note: {note}" for note in status.opt_in_notes)
+    out.extend(f"  telemetry: {note}" for note in status.telemetry_notes)
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
     if status.advice and status.advice.status.value == "pending":

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from lazarus.detection.advice_table import advise
 from lazarus.detection.prefilter import KeywordFinder
 from lazarus.detection.xids import ResolutionBucket, XidCode
 from lazarus.errors import ConfigError
@@ -63,7 +64,10 @@ class Signature(BaseModel):
     role: Role = Role.ROOT
     failure_kind: FailureKind = FailureKind.CRASH
     category: Category = Category.UNKNOWN
-    retry_advice: RetryAdvice | None = None
+    retry_advice: RetryAdvice | None = Field(
+        None, description="default: the decision table's advice (lazarus.detection.advice_table)"
+    )
+    advice_reason: str | None = Field(None, description="why retry_advice differs from the decision table")
     locator: Locator = Locator.RANK
     severity: int = Field(ge=0, le=100, description="rank among root candidates; higher = more specific/stronger")
     confidence: float = Field(0.8, gt=0.0, le=1.0)
@@ -78,8 +82,20 @@ class Signature(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "Signature":
-        if self.role in (Role.ROOT, Role.VICTIM) and self.retry_advice is None:
-            raise ValueError(f"{self.id}: a {self.role} signature needs retry_advice")
+        if self.role in (Role.ROOT, Role.VICTIM):
+            # Node evidence: the signature says its line names a node at fault (implicates_node, or, left
+            # unset, an advice to exclude the node).
+            blames = self.implicates_node
+            if blames is None:
+                blames = self.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
+            table = advise(self.failure_kind, self.category, node_evidence=blames)
+            if self.retry_advice is None:
+                object.__setattr__(self, "retry_advice", table)
+            elif self.retry_advice is not table and not self.advice_reason:
+                raise ValueError(
+                    f"{self.id}: retry_advice {self.retry_advice} overrides the decision table ({table}); "
+                    "give advice_reason"
+                )
         if self.role in (Role.BENIGN, Role.ADVISORY) and self.retry_advice is not None:
             raise ValueError(f"{self.id}: a {self.role} signature must not give retry_advice")
         compiled = []

@@ -16,6 +16,7 @@ from lazarus.detection.catalogue import Catalogue, Role, default_catalogue
 from lazarus.detection.context import CONTEXT_KEYWORDS, LogContext
 from lazarus.detection.layout import RankLayout
 from lazarus.detection.locate import locate, parse_timestamp
+from lazarus.detection.normalize import normalize
 from lazarus.detection.prefilter import Prefilter
 from lazarus.detection.verdict import conclude
 from lazarus.errors import shorten
@@ -75,7 +76,12 @@ class Analyzer:
         """Consider a line already known to contain a keyword (the file scanner's fast path)."""
         text = text[:MAX_LINE_CHARS].rstrip("\r\n")
         self.context.learn(text)
-        found = self._match(text)
+        # Match the message without tool prefixes (srun/mpirun/torchrun labels, timestamps, syslog host);
+        # the original line is tried too, for patterns written against a prefix. Locators read the original.
+        message = normalize(text)
+        found = self._match(message)
+        if found is None and message != text:
+            found = self._match(text)
         if found is None:
             return
         signature, match = found

@@ -66,7 +66,7 @@ def _float(text: str | None) -> float | None:
 
 def _int(text: str | None) -> int | None:
     value = _float(text)
-    return int(value) if value is not None and math.isfinite(value) else None
+    return int(value) if value is not None and math.isfinite(value) and value >= 0 else None
 
 
 # --- Lazarus -------------------------------------------------------------------
@@ -208,7 +208,13 @@ def _rank_of(line: str) -> int | None:
 def parse_progress(line: str) -> ProgressSample | None:
     """The progress sample in ``line``, or None when it is not a progress line."""
     for marker, parser in _PARSERS:
-        if marker in line and (sample := parser(line)) is not None:
+        if marker not in line:
+            continue
+        try:
+            sample = parser(line)
+        except ValueError:  # a number past int()'s 4300 digits: no training prints that as progress
+            continue
+        if sample is not None:
             if sample.rank is None:
                 sample.rank = _rank_of(line)
             return sample

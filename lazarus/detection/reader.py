@@ -5,12 +5,16 @@ whole block at C speed; only the lines around a keyword hit are cut out,
 decoded (invalid UTF-8 replaced) and handed to the analyser, and line numbers
 come from counting newlines between hits. A line longer than
 ``MAX_LINE_BYTES`` is read up to that size and the rest skipped, with a note,
-so a 50 MB line of binary garbage costs one pass and no memory.
+so a 50 MB line of binary garbage costs one pass and no memory. A hit line
+followed by indented continuation lines (a wrapped kernel or driver message,
+the body of a chained error) is handed over as one line, at most
+``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,6 +26,19 @@ from lazarus.models.diagnosis import Diagnosis
 
 BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
+MAX_CONTINUATION_LINES = 3
+_CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^)\S")
+
+
+def _join_continuations(data: bytes, end: int) -> int:
+    """Extend a hit line over the indented lines that continue it (a wrapped message, a chained error's
+    body), at most ``MAX_CONTINUATION_LINES``; traceback frames and carets are not continuations."""
+    for _ in range(MAX_CONTINUATION_LINES):
+        if end >= len(data) or _CONTINUATION.match(data, end + 1) is None:
+            break
+        following = data.find(b"\n", end + 1)
+        end = len(data) if following < 0 else following
+    return end
 
 
 class _BlockScanner:
@@ -40,12 +57,13 @@ class _BlockScanner:
             start = data.rfind(b"\n", 0, hit.start()) + 1
             end = data.find(b"\n", hit.end())
             end = len(data) if end < 0 else end
+            end = _join_continuations(data, end)
             line_no += data.count(b"\n", counted_to, start)
             counted_to = start
             if end - start > MAX_LINE_BYTES:
                 self.analyzer.note(f"{self.name}:{line_no + 1}: line longer than "
                                    f"{MAX_LINE_BYTES // 1024} KiB; only its start was read")
-            raw = data[start : min(end, start + MAX_LINE_BYTES)]
+            raw = data[start : min(end, start + MAX_LINE_BYTES)].replace(b"\n", b" ")
             self.analyzer.feed_candidate(self.name, line_no + 1, raw.decode("utf-8", "replace"))
             position = end + 1
         lines = data.count(b"\n")

@@ -19,12 +19,16 @@ The rules, in order:
    Given the attempt's allocation, a node outside it is never implicated (the
    context sets it aside and the notes name it).
 Advisory candidates (health warnings) become notes, never a failure.
+
+The confidence is the raw score mapped through :mod:`.calibration` (measured
+on the real corpus' dev split): it estimates how often such advice is right.
 """
 
 from __future__ import annotations
 
 import math
 
+from lazarus.detection.calibration import calibrate
 from lazarus.detection.catalogue import Role
 from lazarus.detection.candidate import Candidate, Findings
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
@@ -139,7 +143,7 @@ def conclude(analyzer: Findings) -> Diagnosis:
         )
     root, others = pool[0], [c for c in roots + victims if c is not pool[0]]
     nodes, hardware_notes = _implicated(analyzer, root, others)
-    confidence = _confidence(analyzer, root, others, nodes)
+    confidence = calibrate(_confidence(analyzer, root, others, nodes))
     notes = _reading_notes(analyzer) + hardware_notes + _advisory_notes(analyzer, advisories)
     sig = root.signature
     return Diagnosis(

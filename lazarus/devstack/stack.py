@@ -197,12 +197,17 @@ class DevStack:
 def check_reachable(root: Path) -> None:
     """Fail clearly when munged (user munge) and MariaDB (user mysql) could not reach ``root``.
 
-    They drop root privileges, so every directory above the state directory
+    The state directory must be the caller's own, and is made writable by its owner only: the CLI
+    loads ``lazarus.yaml`` from it. munged and MariaDB drop root privileges, so every directory above it
     must be searchable by others; otherwise munged dies with a bare
     "Permission denied" in its log (pytest's tmp_path, under a 0700 directory,
     is such a place).
     """
-    root.chmod(root.stat().st_mode | 0o755)
+    info = root.stat()
+    if info.st_uid != os.geteuid():
+        raise DevStackError(f"state directory {root} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}); "
+                            "another user could have planted its configuration: remove it or choose another")
+    root.chmod((info.st_mode | 0o755) & ~0o022)  # others search it (munge, mysql), only its owner writes it
     for d in [root, *root.parents]:
         if not d.stat().st_mode & 0o001:
             raise DevStackError(

@@ -61,6 +61,14 @@ class Policy(BaseModel):
     )
     max_attempts: int = Field(10, ge=1, description="stop after this many attempts in total")
     drain_implicated_nodes: bool = Field(True, description="drain hardware-implicated nodes as well as excluding them")
+    min_confidence_to_act: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="act on advice only when the diagnosis' calibrated confidence is at least this; below it, "
+        "advice waits for approval even in act mode (0 acts on every diagnosis; see the reliability table in "
+        "docs/benchmarks.md)",
+    )
     act_on_stragglers: bool = Field(False, description="restart excluding a straggler node (otherwise advice only)")
     mode: Mode | None = Field(None, description="override of the cluster mode for jobs using this policy")
     selectable: bool = Field(

@@ -122,6 +122,9 @@ class Attempt(_Model):
         return self.start_checkpoint is None or self.last_checkpoint > self.start_checkpoint
 
 
+MAX_TELEMETRY_NOTES = 20
+
+
 class JobRecoveryInput(_Model):
     """Workflow input; also the state carried across continue-as-new."""
 
@@ -137,6 +140,8 @@ class JobRecoveryInput(_Model):
     opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
     opt_in_notes: list[str] = Field(default_factory=list, description="what became of the comment's requests "
                                     "beyond applying them (e.g. a request for act mode not needed or clamped)")
+    telemetry_notes: list[str] = Field(default_factory=list, description="what telemetry would not or could not "
+                                       f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})")
     # carried across continue-as-new
     attempts: list[Attempt] = Field(default_factory=list)
     advice_history: list[Advice] = Field(default_factory=list)
@@ -191,7 +196,15 @@ class AnomalyDetected(_Model):
     anomaly: Anomaly
 
 
-JobEvent = Annotated[Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected], Field(discriminator="type")]
+class TelemetryNote(_Model):
+    """Something telemetry would not or could not do for the job, e.g. a log file it refused to read."""
+
+    type: Literal["note"] = "note"
+    text: str = Field(min_length=1, max_length=500)
+
+
+JobEvent = Annotated[Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected, TelemetryNote],
+                     Field(discriminator="type")]
 
 
 class JobEventEnvelope(_Model):
@@ -239,6 +252,7 @@ class JobStatus(_Model):
     stop_reason: str | None = None
     hang_deadline: datetime | None = None
     opt_in_notes: list[str] = Field(default_factory=list, description="notes on the job's opt-in comment")
+    telemetry_notes: list[str] = Field(default_factory=list, description="e.g. a log file telemetry refused to read")
 
 
 class JobMemo(BaseModel):

@@ -37,7 +37,8 @@ class JobState(StrEnum):
 
     @classmethod
     def parse(cls, raw: str | None) -> "JobState":
-        base = (raw or "").split()[0].rstrip("+") if raw else ""
+        words = raw.split() if isinstance(raw, str) else []
+        base = words[0].rstrip("+") if words else ""
         try:
             return cls(base)
         except ValueError:
@@ -69,6 +70,7 @@ class JobSnapshot(BaseModel):
     job_id: int
     name: str = ""
     user: str = ""
+    user_id: int | None = Field(None, ge=0, description="the job's numeric user id (its log files must be its own)")
     partition: str = ""
     state: JobState
     state_reason: str = ""

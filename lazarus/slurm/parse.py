@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timezone
 import hostlist
 
+from lazarus import hostlists
 from lazarus.errors import shorten
 from lazarus.models.slurm import JobSnapshot, JobState, NodeState, SacctRecord
 from lazarus.slurm.errors import MalformedOutputError
@@ -33,7 +34,7 @@ def expand_nodes(text: str | None) -> list[str]:
     if text is None or text.strip() in _NULLS:
         return []
     try:
-        return hostlist.expand_hostlist(text.strip())
+        return hostlists.expand(text.strip())
     except hostlist.BadHostlist:
         raise MalformedOutputError(f"Slurm printed a node list that is not a hostlist: {shorten(text)}") from None
 
@@ -85,20 +86,25 @@ def key_values(lines: list[str], free_text: frozenset[str] = frozenset()) -> dic
     return fields
 
 
+def _is_number(text: str) -> bool:
+    """ASCII digits only, and few enough for int(): ``str.isdigit`` alone accepts '²' and 5000-digit strings."""
+    return text.isascii() and text.isdigit() and len(text) <= 4300  # int()'s default limit on digits
+
+
 def _local_time(text: str | None) -> datetime | None:
     """scontrol/sacct print naive local times; return them timezone-aware, or None for Unknown/None."""
     if text is None or text.strip() in _NULLS:
         return None
     try:
         return datetime.fromisoformat(text.strip()).astimezone(timezone.utc)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted past the calendar by the local zone
         raise MalformedOutputError(f"Slurm printed a time that is not ISO 8601: {shorten(text)}") from None
 
 
 def _exit_code_pair(text: str) -> tuple[int, int]:
     """``3:0`` → (3, 0): exit code and signal as scontrol and sacct print them."""
     code, sep, signal = text.partition(":")
-    if not sep or not code.isdigit() or not signal.isdigit():
+    if not sep or not _is_number(code) or not _is_number(signal):
         raise MalformedOutputError(f"expected an exit code like '3:0', got: {shorten(text)}")
     return int(code), int(signal)
 
@@ -113,7 +119,7 @@ def parse_scontrol_jobs(text: str) -> list[JobSnapshot]:
 
 def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
     job_id = f.get("JobId", "")
-    if not job_id.isdigit() or "JobState" not in f:
+    if not _is_number(job_id) or "JobState" not in f:
         raise MalformedOutputError(f"scontrol job record without JobId/JobState: {shorten(str(f))}")
     state = JobState.parse(f["JobState"])
     exit_code, exit_signal = _exit_code_pair(f.get("ExitCode", "0:0"))
@@ -122,10 +128,11 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         job_id=int(job_id),
         name=f.get("JobName", ""),
         user=f.get("UserId", "").split("(")[0],
+        user_id=_uid(f.get("UserId", "")),
         partition=f.get("Partition", ""),
         state=state,
         state_reason="" if reason in _NULLS else reason,
-        restarts=int(f["Restarts"]) if f.get("Restarts", "").isdigit() else 0,
+        restarts=int(f["Restarts"]) if _is_number(f.get("Restarts", "")) else 0,
         nodes=expand_nodes(f.get("NodeList")),
         excluded_nodes=expand_nodes(f.get("ExcNodeList")),
         batch_host=None if f.get("BatchHost", "") in _NULLS else f["BatchHost"],
@@ -140,6 +147,13 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         submit_time=_local_time(f.get("SubmitTime")),
         held=holdable(state) and f.get("Priority") == "0",
     )
+
+
+def _uid(user_id: str) -> int | None:
+    """The number in scontrol's ``UserId=alice(1000)``."""
+    _, sep, rest = user_id.partition("(")
+    number = rest.removesuffix(")")
+    return int(number) if sep and number.isdigit() else None
 
 
 def parse_scontrol_nodes(text: str) -> list[NodeState]:

@@ -54,7 +54,18 @@ def parse_squeue_json(text: str) -> list[JobSnapshot]:
         # With slurmctld down, 22.05's squeue --json exits 0 with "jobs": [] and the failure only in
         # "errors": taking that list at face value would make every job look gone.
         raise ControllerUnreachableError(f"squeue --json could not load the job list: {shorten(json.dumps(errors))}")
-    return [_job_from_json(job) for job in jobs]
+    return [_checked_job(job) for job in jobs]
+
+
+def _checked_job(job: Any) -> JobSnapshot:
+    """One job, or :class:`MalformedOutputError` when a field has a type or range no Slurm prints
+    (a node list that is a number, a time past year 9999, a negative count)."""
+    try:
+        return _job_from_json(job)
+    except (TypeError, ValueError, AttributeError, OverflowError, OSError) as exc:
+        raise MalformedOutputError(
+            f"squeue --json job has a field of the wrong type or range ({type(exc).__name__}): {shorten(json.dumps(job))}"
+        ) from None
 
 
 def _job_from_json(job: Any) -> JobSnapshot:
@@ -68,6 +79,7 @@ def _job_from_json(job: Any) -> JobSnapshot:
         job_id=job["job_id"],
         name=str(job.get("name") or ""),
         user=str(job.get("user_name") or ""),
+        user_id=job["user_id"] if isinstance(job.get("user_id"), int) and job["user_id"] >= 0 else None,
         partition=str(job.get("partition") or ""),
         state=state,
         state_reason="" if reason == "None" else reason,

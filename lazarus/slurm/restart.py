@@ -35,7 +35,9 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
     job_id = validate.job_id(request.job_id)
     exclude = validate.node_names(request.exclude_nodes)
     await _check_nodes_exist(client, exclude)
+    heartbeat(f"job {job_id}: nodes checked")
     job = await client.job(job_id)
+    heartbeat(f"job {job_id}: read")
     if job.restarts < request.expected_attempt:
         raise OperationRefusedError(
             f"job {job_id} is at attempt {job.restarts}, before the attempt {request.expected_attempt} "
@@ -52,12 +54,12 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
     job = await _settle(client, job_id, heartbeat)
     if job.state is JobState.PENDING:
         try:
-            await _exclude(client, job, exclude)
+            await _exclude(client, job, exclude, heartbeat)
         except SlurmError as exc:
             if not exc.retryable:
-                await _release(client, job_id)  # fail-open: never leave the job held on a permanent error
+                await _release(client, job_id, heartbeat)  # fail-open: never leave the job held on a permanent error
             raise
-        await _release(client, job_id)
+        await _release(client, job_id, heartbeat)
     heartbeat(f"job {job_id}: released, verifying")
     return await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
 
@@ -90,19 +92,22 @@ async def _settle(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> Job
     )
 
 
-async def _exclude(client: SlurmReader, job: JobSnapshot, exclude: list[str]) -> None:
+async def _exclude(client: SlurmReader, job: JobSnapshot, exclude: list[str], heartbeat: Heartbeat) -> None:
     """Add ``exclude`` to the job's ExcNodeList (keeping earlier exclusions) unless it holds them already."""
     if not exclude or set(exclude) <= set(job.excluded_nodes):
         return
     if not job.held:
         # A pending job could be scheduled between our read and the update; hold it first.
         await client.run(["scontrol", "hold", str(job.job_id)], f"job {job.job_id}")
+        heartbeat(f"job {job.job_id}: held for the update")
     wanted = validate.hostlist_expr(sorted(set(job.excluded_nodes) | set(exclude)))
     await client.run(["scontrol", "update", f"JobId={job.job_id}", f"ExcNodeList={wanted}"], f"job {job.job_id}")
+    heartbeat(f"job {job.job_id}: excluded {wanted}")
 
 
-async def _release(client: SlurmReader, job_id: int) -> None:
+async def _release(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> None:
     job = await client.job(job_id)
+    heartbeat(f"job {job_id}: read before release")
     if job.held:
         await client.run(["scontrol", "release", str(job_id)], f"job {job_id}")
 

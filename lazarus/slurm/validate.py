@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import hostlist
 
+from lazarus import hostlists
 from lazarus.slurm.errors import InvalidArgumentError
 
 # Slurm job ids are 32-bit unsigned; 0 is never a job.
@@ -60,7 +61,7 @@ def node_names(values: Iterable[str]) -> list[str]:
         if not isinstance(expr, str) or not _HOSTLIST_EXPR.match(expr):
             raise InvalidArgumentError(f"node list {expr!r} is not a valid Slurm hostlist")
         try:
-            expanded = hostlist.expand_hostlist(expr)
+            expanded = hostlists.expand(expr, _MAX_NODES)
         except hostlist.BadHostlist as exc:
             raise InvalidArgumentError(f"node list {expr!r} is not a valid Slurm hostlist: {exc}") from None
         for name in expanded:

@@ -43,9 +43,9 @@ async def wait_for(
     deadline = time.monotonic() + timeout
     while True:
         value = await read()
+        heartbeat(f"waiting: {what}")  # after every read, the last one too: one command per heartbeat
         if done(value):
             return value
-        heartbeat(f"waiting: {what}")
         if time.monotonic() >= deadline:
             raise VerificationError(f"not verified within {timeout:g} s: {what} (last seen: {_describe(value)})")
         await asyncio.sleep(interval)

@@ -10,7 +10,9 @@ window, so each returned point is already one window's mean::
 prometheus-api-client is synchronous (requests): callers inside an event loop
 use :meth:`PrometheusThroughput.fetch_async`, which runs it in a thread. The
 client gets an explicit timeout and no retries (its default retries a dead
-server for 6 s); the caller's schedule is the retry.
+server for 6 s); the caller's schedule is the retry. Certificates of an https
+server are always verified (against the :class:`~lazarus.http_auth.HttpAuth`'s
+CA bundle, else the system CAs) and its credentials go in the headers.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from urllib3.util.retry import Retry
 
 from lazarus.errors import LazarusError
+from lazarus.http_auth import HttpAuth
 from lazarus.straggler.models import DEFAULT_METRIC, ThroughputSeries, WindowPoint
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_.:-]+$")
@@ -88,10 +91,14 @@ class ThroughputQuery(BaseModel):
 class PrometheusApi:
     """prometheus-api-client with a timeout, no retries, and errors translated to :class:`PrometheusError`."""
 
-    def __init__(self, url: str, timeout_s: float = 5.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 5.0, auth: HttpAuth | None = None) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
-        self._client = PrometheusConnect(url=self.url, disable_ssl=True, retry=Retry(total=0), timeout=timeout_s)
+        self.auth = auth or HttpAuth()
+        session = requests.Session()
+        session.verify = self.auth.verify
+        self._client = PrometheusConnect(url=self.url, headers=self.auth.header_values() or None, session=session,
+                                         retry=Retry(total=0), timeout=timeout_s)
 
     def range(self, what: str, expr: str, start: datetime, end: datetime, step_s: int) -> list[dict[str, Any]]:
         """``query_range`` result items (``metric``, ``values``); ``what`` names the query in errors."""
@@ -105,11 +112,22 @@ class PrometheusApi:
     def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except requests.exceptions.SSLError:
+            against = f"the CA bundle {self.auth.ca_file}" if self.auth.ca_file else "the system CAs"
+            raise PrometheusUnavailableError(
+                f"Prometheus at {self.url}: its TLS certificate does not verify against {against}; "
+                "set prometheus.ca_file to the CA that signed it"
+            ) from None
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise PrometheusUnavailableError(
                 f"Prometheus at {self.url} is unreachable ({type(exc).__name__}); check the URL and that it is up"
             ) from None
         except PrometheusApiClientException as exc:
+            if str(exc).startswith(("HTTP Status Code 401", "HTTP Status Code 403")):
+                raise PrometheusQueryError(
+                    f"Prometheus at {self.url} refused the credentials ({str(exc)[17:20]}); check "
+                    "prometheus.bearer_token_file, prometheus.basic_auth_file or LAZARUS_PROMETHEUS__BEARER_TOKEN"
+                ) from None
             raise PrometheusQueryError(f"Prometheus at {self.url} rejected the {what}: {exc}") from None
         except (requests.RequestException, ValueError) as exc:
             raise PrometheusQueryError(

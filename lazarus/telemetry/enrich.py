@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lazarus.config import Settings
 from lazarus.health.fleet import NodeHealthRequest, fetch_node_health
+from lazarus.http_auth import HttpAuth, http_auth
 from lazarus.models.diagnosis import Category, Diagnosis, RetryAdvice
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.straggler.detector import find_stragglers
@@ -43,7 +44,8 @@ class Enricher:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         prom = settings.prometheus
-        self.prom = PrometheusThroughput(prom.url, prom.timeout_s) if prom.enabled else None
+        self.prom = PrometheusThroughput(prom.url, prom.timeout_s, http_auth(prom, "Prometheus")) if prom.enabled else None
+        self.provider_auth = http_auth(settings.attribution, "the attribution provider")
 
     async def stragglers(self, jobs: Mapping[int, JobSnapshot]) -> list[StragglerFinding]:
         """Straggler findings for the ``jobs`` Slurm shows running (the cycle's snapshot), from series whose
@@ -98,7 +100,7 @@ class Enricher:
         body = json.dumps({"job_id": job_id, "attempt": attempt, "nodes": nodes,
                            "diagnosis": diagnosis.model_dump(mode="json")}).encode()
         try:
-            raw = await asyncio.to_thread(_post, cfg.provider_url, body, cfg.timeout_s)
+            raw = await asyncio.to_thread(_post, cfg.provider_url, body, cfg.timeout_s, self.provider_auth)
             verdict = ProviderVerdict.model_validate_json(raw)
         except (OSError, urllib.error.URLError, TimeoutError, ValidationError, ValueError) as exc:
             note = f"external attribution provider failed ({type(exc).__name__}: {str(exc)[:120]}); built-in rules used"
@@ -110,7 +112,10 @@ class Enricher:
         return diagnosis.model_copy(update=update)
 
 
-def _post(url: str, body: bytes, timeout: float) -> bytes:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
+def _post(url: str, body: bytes, timeout: float, auth: HttpAuth) -> bytes:
+    """POST ``body``; an https provider's certificate is verified, its credentials sent (never logged)."""
+    headers = {"Content-Type": "application/json", **auth.header_values()}
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    context = auth.ssl_context() if url.startswith("https:") else None
+    with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:  # noqa: S310 - operator's URL
         return resp.read(1 << 20)

@@ -25,9 +25,11 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.config import Settings
+from lazarus.detection.safe_open import LogAccess
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.ledger import LedgerInput, PolicyChange
+from lazarus.models import names
+from lazarus.models.ledger import LedgerInput, LedgerView, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -35,15 +37,15 @@ from lazarus.models.recovery import (
     JobEventEnvelope,
     JobMemo,
     JobRecoveryInput,
+    TelemetryNote,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
-from lazarus.telemetry.offsets import OffsetStore
+from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
+from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
 
 
 def utcnow() -> datetime:
@@ -55,6 +57,7 @@ class TelemetryLoop:
         self.settings, self.slurm, self.client = settings, slurm, client
         self.trackers: dict[int, JobTracker] = {}
         self.offsets = OffsetStore(state_file)
+        self.reads = BoundedReads(settings.discovery.log_read_timeout_s)
         self._ledger_started = False
         self._prefix = settings.discovery.job_name_prefix or ""
         self.enricher = Enricher(settings)
@@ -81,16 +84,16 @@ class TelemetryLoop:
     async def ensure_ledger(self) -> str:
         """Start the cluster's node ledger if it is not running (idempotent), and send it the configured
         ledger policy, so a configuration change reaches a ledger that is already running."""
-        wid = ledger_id(self.settings.cluster)
+        wid = names.ledger_id(self.settings.cluster)
         if not self._ledger_started:
             await self.client.start_workflow(
-                NodeLedgerWorkflow.run,
+                names.LEDGER_WORKFLOW,
                 LedgerInput(cluster=self.settings.cluster, policy=self.settings.ledger,
                             scheduler_queue=self.settings.task_queues.scheduler),
                 id=wid, task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
-                start_signal="set_policy",
+                start_signal=names.SET_LEDGER_POLICY,
                 start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
             )
             self._ledger_started = True
@@ -99,7 +102,7 @@ class TelemetryLoop:
     async def _cluster_mode(self, ledger: str) -> Mode | None:
         """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
         try:
-            view = await self.client.get_workflow_handle(ledger).query(NodeLedgerWorkflow.view)
+            view = await self.client.get_workflow_handle(ledger).query(names.LEDGER_VIEW, result_type=LedgerView)
         except RPCError as exc:
             logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
             self._ledger_started = False  # start it again next cycle if it is gone
@@ -159,7 +162,7 @@ class TelemetryLoop:
             tracker.closed = True
         try:
             await self.client.start_workflow(
-                JobRecoveryWorkflow.run, inp, id=workflow_id(self.settings.cluster, job.job_id),
+                names.JOB_WORKFLOW, inp, id=names.workflow_id(self.settings.cluster, job.job_id),
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -176,14 +179,14 @@ class TelemetryLoop:
     async def _update(self, tracker: JobTracker, job: JobSnapshot, now: datetime) -> None:
         if tracker.attempt is not None and job.restarts > tracker.attempt.index:
             # attempt boundary: the old attempt's last lines belong to its analyzer, not the new one's
-            self._tail(tracker, now)
+            await self._tail(tracker, now)
         events = tracker.observe(job, now)
         if not tracker.log_paths and (events or job.state == JobState.RUNNING):
             # asked again every cycle until known: without its logs a running job would look hung
-            tracker.log_paths = await self._log_paths(job)
+            tracker.log_paths = await self._log_paths(job, tracker)
             if tracker.log_paths and job.restarts > 0:
-                self._skip_earlier_attempts(tracker)
-        self._tail(tracker, now)
+                await self._skip_earlier_attempts(tracker)
+        await self._tail(tracker, now)
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
         if job.state.finished:
@@ -222,33 +225,68 @@ class TelemetryLoop:
                               diagnosis=diagnosis, source="straggler", observed_at=now)
             await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
 
-    async def _log_paths(self, job: JobSnapshot) -> list[str]:
+    async def _log_paths(self, job: JobSnapshot, tracker: JobTracker) -> list[str]:
         try:
             full = await self.slurm.job(job.job_id)
         except LazarusError as exc:
             logger.warning(f"job {job.job_id}: cannot read its output paths: {exc}")
             return []
+        tracker.user_id = full.user_id if full.user_id is not None else job.user_id
         return sorted({p for p in (full.stdout_path, full.stderr_path) if p})
+
+    def _access(self, tracker: JobTracker) -> LogAccess:
+        """Where the job's logs may be and whose they must be."""
+        return LogAccess(roots=tuple(self.settings.discovery.log_roots), owner_uid=tracker.user_id)
 
     def _forget_gone(self, present: set[int]) -> None:
         """Jobs Slurm no longer lists (past MinJobAge) need no tracker and no offsets."""
         for job_id in [j for j in self.trackers if j not in present]:
             self.offsets.forget(self.trackers.pop(job_id).log_paths)
 
-    def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
+    async def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
         """First sight of a requeued job with no saved offsets (a new or restarted telemetry worker):
         earlier attempts' failure lines must not be charged to this attempt. A failure before this
         point still shows in the scheduler's view when the attempt ends."""
-        self.offsets.skip_to_end(tracker.log_paths, f"job {tracker.job_id} first seen at attempt "
-                                                    f"{tracker.attempt.index}")
+        paths = [p for p in tracker.log_paths if p not in self.offsets.state.files]
+        if tracker.user_id is None:
+            return  # none of them will be read (see _tail)
+        try:
+            tails = await self.reads.run(f"job {tracker.job_id} ends", end_tails, paths, self._access(tracker))
+        except LogReadStalledError as exc:
+            await self._note(tracker, str(exc))
+            return
+        self.offsets.start_at(tails, f"job {tracker.job_id} first seen at attempt {tracker.attempt.index}")
 
-    def _tail(self, tracker: JobTracker, now: datetime) -> None:
+    async def _tail(self, tracker: JobTracker, now: datetime) -> None:
+        """New lines of the job's files, each read in a thread for a bounded time (see
+        :mod:`lazarus.telemetry.logreads`); a refused or stalled file becomes a note on the job, sent once."""
+        access, max_bytes = self._access(tracker), self.settings.discovery.log_tail_max_bytes
+        if tracker.log_paths and tracker.user_id is None:
+            await self._note(tracker, "logs not read: Slurm did not give the job's user id, so no file can be "
+                                      "shown to be the job user's own")
+            return
         for path in tracker.log_paths:
-            lines, notes = self.offsets.read(path, self.settings.discovery.log_tail_max_bytes)
-            for note in notes:
+            try:
+                result, tail = await self.reads.run(path, read_log, path, self.offsets.state.files.get(path),
+                                                    max_bytes, access)
+            except LogReadStalledError as exc:
+                await self._note(tracker, str(exc))
+                continue
+            self.offsets.commit(path, tail)
+            if result.refused:
+                await self._note(tracker, f"log not read: {result.refused}")
+            for note in result.notes:
                 logger.debug(f"job {tracker.job_id}: {note}")
-            for line_no, text in lines:
+            for line_no, text in result.lines:
                 tracker.feed(path, line_no, text, now)
+
+    async def _note(self, tracker: JobTracker, text: str) -> None:
+        """Tell the job's workflow (and the log) once about something telemetry would not or could not do."""
+        if text in tracker.notes_sent:
+            return
+        logger.warning(f"job {tracker.job_id}: {text}")
+        await self._signal(tracker.job_id, [TelemetryNote(text=text[:500])])
+        tracker.notes_sent.add(text)  # only once it reached the workflow
 
     async def _failed_nodes(self, job: JobSnapshot) -> list[str]:
         """The job's nodes that the scheduler itself shows unhealthy (attribution from scheduler state)."""
@@ -261,6 +299,6 @@ class TelemetryLoop:
                 and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))]
 
     async def _signal(self, job_id: int, events: list) -> None:
-        handle = self.client.get_workflow_handle(workflow_id(self.settings.cluster, job_id))
+        handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
-            await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+            await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))

@@ -92,8 +92,9 @@ def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode |
 
     ``cluster_mode`` (None: not known here) only words the note on a request for act mode.
     """
-    if len(comment.encode()) > MAX_COMMENT_BYTES:
-        raise JobCommentError(f"job comment is {len(comment.encode())} bytes; the limit is {MAX_COMMENT_BYTES}")
+    size = len(comment.encode(errors="surrogatepass"))  # a lone surrogate (from a JSON escape) is no crash
+    if size > MAX_COMMENT_BYTES:
+        raise JobCommentError(f"job comment is {size} bytes; the limit is {MAX_COMMENT_BYTES}")
     try:
         data = json.loads(comment)
     except json.JSONDecodeError as exc:
@@ -101,22 +102,27 @@ def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode |
             f"job comment is not valid JSON ({exc.msg} at character {exc.pos}): {shorten(comment, 120)}; "
             """expected e.g. {"lazarus": {"policy": "default"}}"""
         ) from None
+    except RecursionError:
+        raise JobCommentError(
+            """job comment nests JSON too deeply; expected e.g. {"lazarus": {"policy": "default"}}"""
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("lazarus"), dict):
         raise JobCommentError("""job comment must be a JSON object with a "lazarus" object, e.g. """
                               """{"lazarus": {"policy": "default"}}""")
     section = dict(data["lazarus"])
     name = section.pop("policy", DEFAULT_POLICY)
     if not isinstance(name, str) or name not in policies:
-        raise JobCommentError(f"unknown policy {name!r} in job comment; a job may choose: {known_policies(policies)}")
+        raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; "
+                              f"a job may choose: {known_policies(policies)}")
     if not selectable(name, policies[name]):
-        raise JobCommentError(f"policy {name!r} is not selectable by jobs (the operator has not marked it "
-                              f"selectable); a job may choose: {known_policies(policies)}")
+        raise JobCommentError(f"policy {shorten(repr(name), 80)} is not selectable by jobs (the operator has not "
+                              f"marked it selectable); a job may choose: {known_policies(policies)}")
     base = policies[name]
     mode = section.pop("mode", None)
     unknown = sorted(set(section) - JOB_OVERRIDABLE)
     if unknown:
         raise JobCommentError(
-            f"job comment sets {', '.join(unknown)}, which a job may not override; "
+            f"job comment sets {shorten(', '.join(unknown), 120)}, which a job may not override; "
             f"allowed: {', '.join(sorted(JOB_OVERRIDABLE))}, mode"
         )
     return _apply_overrides(name, base, section, mode, cluster_mode)

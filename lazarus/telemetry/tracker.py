@@ -92,6 +92,8 @@ class JobTracker:
     policy: Policy = field(default_factory=Policy)
     closed: bool = False
     log_paths: list[str] = field(default_factory=list)
+    user_id: int | None = None  # the job's Slurm user id: its log files must be owned by it
+    notes_sent: set[str] = field(default_factory=set)  # telemetry notes already sent to the workflow
     attempt: AttemptTelemetry | None = None
 
     def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:

@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 
+from lazarus.detection.advice_table import advise
 from lazarus.detection.catalogue import Role, default_catalogue, load_catalogue, parse_catalogue
 from lazarus.detection.engine import prefilter_for
 from lazarus.errors import ConfigError
@@ -20,6 +21,10 @@ def _raw() -> dict:
     from importlib import resources
 
     return yaml.safe_load(resources.files("lazarus.detection").joinpath("signatures.yaml").read_text())
+
+
+def _sig(data: dict, signature_id: str) -> dict:
+    return next(s for s in data["signatures"] if s["id"] == signature_id)
 
 
 def test_every_example_is_claimed_by_its_own_signature():
@@ -69,14 +74,14 @@ def test_benign_signatures_come_before_all_others():
 
 def test_duplicate_ids_are_rejected():
     data = _raw()
-    data["signatures"].append(copy.deepcopy(data["signatures"][-1]))
+    data["signatures"].append(copy.deepcopy(_sig(data, "python_exception")))
     with pytest.raises(ConfigError, match="duplicate signature id 'python_exception'"):
         parse_catalogue(data, "test")
 
 
 def test_a_regex_that_does_not_compile_is_rejected_with_its_id():
     data = _raw()
-    data["signatures"][-1]["patterns"] = ["(unclosed"]
+    _sig(data, "python_exception")["patterns"] = ["(unclosed"]
     with pytest.raises(ConfigError, match=r"python_exception: pattern '\(unclosed' does not compile"):
         parse_catalogue(data, "test")
 
@@ -90,16 +95,28 @@ def test_unknown_keys_are_rejected():
 
 def test_an_example_the_patterns_do_not_match_is_rejected():
     data = _raw()
-    data["signatures"][-1]["examples"] = ["KeyError is mentioned but not at the start"]
+    _sig(data, "python_exception")["examples"] = ["KeyError is mentioned but not at the start"]
     with pytest.raises(ConfigError, match="is not matched by any pattern"):
         parse_catalogue(data, "test")
 
 
-def test_a_root_signature_without_advice_is_rejected():
+def test_a_root_signature_without_advice_takes_the_decision_tables_advice():
     data = _raw()
-    del data["signatures"][-1]["retry_advice"]
-    with pytest.raises(ConfigError, match="needs retry_advice"):
+    last = _sig(data, "python_exception")
+    del last["retry_advice"]
+    sig = parse_catalogue(data, "test").get(last["id"])
+    assert sig.retry_advice is advise(sig.failure_kind, sig.category, node_evidence=sig.blames_node)
+
+
+def test_advice_that_overrides_the_decision_table_needs_a_reason():
+    data = _raw()
+    last = _sig(data, "python_exception")
+    assert last["category"] == "application"
+    last["retry_advice"] = "retry_same_nodes"
+    with pytest.raises(ConfigError, match="give advice_reason"):
         parse_catalogue(data, "test")
+    last["advice_reason"] = "stated reason"
+    assert parse_catalogue(data, "test").get(last["id"]).retry_advice.value == "retry_same_nodes"
 
 
 def test_loading_a_missing_catalogue_file_is_a_clear_error(tmp_path):

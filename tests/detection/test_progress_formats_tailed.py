@@ -15,7 +15,7 @@ from typing import IO
 import pytest
 from tqdm import tqdm
 
-from lazarus.detection.progress import parse_progress
+from lazarus.detection.progress_lines import parse_progress
 from lazarus.detection.tail import TailState, read_new_lines
 
 TOTAL = 1000

@@ -27,7 +27,8 @@ from lazarus.models.recovery import JobStatus
 from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
 from lazarus.temporal_client import connect
 from tests.conftest import SlurmCluster, submit_job
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,6 +12,7 @@ import pytest
 from lazarus.models.recovery import AdviceStatus, RecoveryState
 from tests.e2e.helpers import restarts, restore_nodes, wait_state
 from tests.e2e.stack import EXPIRY_POLICY, submit_training
+from workflows.options import SLURM_RESTART
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 
@@ -35,8 +36,10 @@ async def test_worker_killed_between_hold_and_release_finishes_with_exactly_one_
     e2e.kill_worker()
     await asyncio.sleep(1)
     e2e.start_worker()
+    # the dead worker's restart is retried once its heartbeat timeout passes (the preset outlasts the
+    # slowest stretch of Slurm commands between two heartbeats, so a live worker is never cut off)
     final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                             timeout=150)
+                             timeout=150 + SLURM_RESTART["heartbeat_timeout"].total_seconds())
     assert final.state == RecoveryState.COMPLETED, final.stop_reason
     assert restarts(e2e.cluster, job) == 1  # never requeued twice
     assert [a.index for a in final.attempts] == [0, 1]

@@ -9,7 +9,8 @@ from temporalio.client import WorkflowUpdateFailedError
 from lazarus.models.recovery import AdviceStatus, Approval, RecoveryState, Rejection
 from tests.e2e.helpers import job_field, restarts, restore_nodes, wait_state
 from tests.e2e.stack import EXPIRY_POLICY, POLICY, submit_training
-from workflows.job_recovery import JobRecoveryWorkflow, workflow_id
+from lazarus.models.names import workflow_id
+from workflows.job_recovery import JobRecoveryWorkflow
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 

@@ -13,7 +13,8 @@ from lazarus.models.ledger import Implication, LedgerPolicy, PolicyChange
 from tests.e2e.helpers import restore_nodes
 from tests.e2e.stack import E2EStack
 from tests.e2e.test_cli import lazarus
-from workflows.node_ledger import NodeLedgerWorkflow, ledger_id
+from lazarus.models.names import ledger_id
+from workflows.node_ledger import NodeLedgerWorkflow
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 

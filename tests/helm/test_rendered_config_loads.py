@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lazarus.config import Settings, load_settings
+from lazarus.config import DEFAULT_LOG_ROOTS, Settings, load_settings
 from lazarus.models.policy import Mode
-from tests.helm.chart import Manifests
+from tests.helm.chart import Manifests, render
 
 
 @pytest.fixture(autouse=True)
@@ -77,3 +77,21 @@ def test_prometheus_attribution_and_ledger_values_reach_the_config(
     assert settings.attribution.timeout_s == 1.5
     assert (settings.ledger.lemon_job_count, settings.ledger.max_drain_fraction) == (2, 0.1)
     assert settings.ledger.lemon_window == timedelta(days=1)
+
+
+def test_log_roots_and_https_credentials_reach_the_config(helm: Path, tmp_path: Path) -> None:
+    manifests = render(helm, sets={
+        "discovery.logRoots[0]": "/lustre/jobs", "discovery.logReadTimeoutSeconds": "5",
+        "prometheus.caFile": "/etc/lazarus/prom/ca.crt", "prometheus.basicAuthFile": "/etc/lazarus/prom/basic",
+        "attribution.bearerTokenFile": "/etc/lazarus/attribution/token",
+    })
+    settings = _load(manifests, tmp_path)
+    assert settings.discovery.log_roots == [Path("/lustre/jobs")] and settings.discovery.log_read_timeout_s == 5
+    assert settings.prometheus.ca_file == Path("/etc/lazarus/prom/ca.crt")
+    assert settings.prometheus.basic_auth_file == Path("/etc/lazarus/prom/basic")
+    assert settings.prometheus.bearer_token_file is None and settings.attribution.basic_auth_file is None
+    assert settings.attribution.bearer_token_file == Path("/etc/lazarus/attribution/token")
+
+
+def test_the_default_log_roots_reach_the_config(default_manifests: Manifests, tmp_path: Path) -> None:
+    assert _load(default_manifests, tmp_path).discovery.log_roots == [Path(p) for p in DEFAULT_LOG_ROOTS]

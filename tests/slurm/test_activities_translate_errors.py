@@ -14,8 +14,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.options import NON_RETRYABLE_SLURM_ERRORS, SLURM_READ, SLURM_WRITE
 from activities.scheduler import SlurmActivities, error_type
+from workflows.options import NON_RETRYABLE_SLURM_ERRORS, PRESETS
 from lazarus.models.slurm import JobState, NodeAction, RestartRequest
 from lazarus.slurm import errors
 from lazarus.slurm.client import SlurmClient
@@ -81,9 +81,8 @@ async def test_restart_activity_heartbeats_while_it_waits(
 def test_every_permanent_error_is_listed_as_non_retryable_in_the_presets() -> None:
     permanent = {error_type(cls("x")) for cls in _all_errors() if not cls.retryable}
     assert permanent == set(NON_RETRYABLE_SLURM_ERRORS)
-    for preset in (SLURM_READ, SLURM_WRITE):
+    for preset in PRESETS.values():
         assert set(preset["retry_policy"].non_retryable_error_types or []) == set(NON_RETRYABLE_SLURM_ERRORS)
-    assert SLURM_WRITE["heartbeat_timeout"] is not None
 
 
 def test_activity_names_are_stable() -> None:

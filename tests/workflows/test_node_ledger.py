@@ -51,7 +51,7 @@ class FakeNodes:
         return [list_nodes, drain, resume]
 
     def _known(self, names: list[str]) -> None:
-        """What the real activity raises for a name Slurm does not know (activities/slurm.py, node_actions)."""
+        """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""
         unknown = [n for n in names if n not in self.nodes]
         if unknown:
             raise ApplicationError(f"{', '.join(unknown)}: not a node of this cluster", type="UnknownNode",

@@ -29,10 +29,18 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- $discovery := dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes -}}
 {{- with $v.discovery.jobNamePrefix }}{{ $_ := set $discovery "job_name_prefix" . }}{{ end -}}
 {{- with $v.discovery.offsetsFile }}{{ $_ := set $discovery "offsets_file" . }}{{ end -}}
+{{- $_ := set $discovery "log_roots" $v.discovery.logRoots -}}
+{{- $_ := set $discovery "log_read_timeout_s" $v.discovery.logReadTimeoutSeconds -}}
 {{- $prom := dict "enabled" $v.prometheus.enabled "url" $v.prometheus.url "timeout_s" $v.prometheus.timeoutSeconds
       "straggler_interval" $v.prometheus.stragglerIntervalSeconds -}}
 {{- $attribution := dict "timeout_s" $v.attribution.timeoutSeconds -}}
 {{- with $v.attribution.providerUrl }}{{ $_ := set $attribution "provider_url" . }}{{ end -}}
+{{- range $section := list (list $prom $v.prometheus) (list $attribution $v.attribution) -}}
+{{- $out := index $section 0 -}}{{- $in := index $section 1 -}}
+{{- with $in.caFile }}{{ $_ := set $out "ca_file" . }}{{ end -}}
+{{- with $in.bearerTokenFile }}{{ $_ := set $out "bearer_token_file" . }}{{ end -}}
+{{- with $in.basicAuthFile }}{{ $_ := set $out "basic_auth_file" . }}{{ end -}}
+{{- end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
       "max_drain_fraction" $v.ledger.maxDrainFraction
       "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications -}}

@@ -8,7 +8,7 @@ from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, RetryAdvi
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import AdviceAction, Anomaly, Attempt, AttemptEnded
 from lazarus.models.slurm import JobState
-from workflows.policy import consecutive_attempts_without_checkpoint, decide, scheduler_diagnosis
+from workflows.decision import consecutive_attempts_without_checkpoint, decide_advice, scheduler_diagnosis
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -26,31 +26,31 @@ def attempt(i, nodes=("node1", "node2"), start_ckpt=None, last_ckpt=None, anomal
 
 
 def test_hardware_failure_excludes_and_drains_the_implicated_node():
-    d = decide(anomaly(), [attempt(0, last_ckpt=10)], Policy())
+    d = decide_advice(anomaly(), [attempt(0, last_ckpt=10)], Policy())
     assert (d.action, d.exclude_nodes, d.drain_nodes) == (AdviceAction.RESTART, ["node2"], ["node2"])
 
 
 def test_infrastructure_failure_excludes_but_does_not_drain():
-    d = decide(anomaly(Category.INFRASTRUCTURE), [attempt(0, last_ckpt=10)], Policy())
+    d = decide_advice(anomaly(Category.INFRASTRUCTURE), [attempt(0, last_ckpt=10)], Policy())
     assert d.exclude_nodes == ["node2"] and d.drain_nodes == []
 
 
 def test_exclusions_accumulate_across_attempts():
-    d = decide(anomaly(nodes=("node3",), attempt=1),
+    d = decide_advice(anomaly(nodes=("node3",), attempt=1),
                [attempt(0, last_ckpt=5), attempt(1, ("node1", "node3"), 5, 10, excluded=("node2",))], Policy())
     assert d.exclude_nodes == ["node2", "node3"]
 
 
 def test_application_error_stops():
-    d = decide(anomaly(Category.APPLICATION, RetryAdvice.STOP, ()), [attempt(0)], Policy())
+    d = decide_advice(anomaly(Category.APPLICATION, RetryAdvice.STOP, ()), [attempt(0)], Policy())
     assert d.action == AdviceAction.STOP and "application" in d.reason
 
 
 def test_unknown_failure_restarts_on_the_same_nodes_once():
-    first = decide(anomaly(Category.UNKNOWN, RetryAdvice.RETRY_SAME_NODES, ()), [attempt(0, last_ckpt=1)], Policy())
+    first = decide_advice(anomaly(Category.UNKNOWN, RetryAdvice.RETRY_SAME_NODES, ()), [attempt(0, last_ckpt=1)], Policy())
     assert first.action == AdviceAction.RESTART and first.exclude_nodes == []
     prior = anomaly(Category.UNKNOWN, RetryAdvice.RETRY_SAME_NODES, ())
-    second = decide(anomaly(Category.UNKNOWN, RetryAdvice.RETRY_SAME_NODES, (), attempt=1),
+    second = decide_advice(anomaly(Category.UNKNOWN, RetryAdvice.RETRY_SAME_NODES, (), attempt=1),
                     [attempt(0, last_ckpt=1, anomaly_=prior), attempt(1, start_ckpt=1, last_ckpt=2)], Policy())
     assert second.action == AdviceAction.STOP and "unknown failure repeated" in second.reason
 
@@ -58,21 +58,21 @@ def test_unknown_failure_restarts_on_the_same_nodes_once():
 def test_checkpoint_progress_limit_counts_consecutive_attempts_without_a_new_checkpoint():
     attempts = [attempt(0, last_ckpt=10), attempt(1, start_ckpt=10), attempt(2, start_ckpt=10)]
     assert consecutive_attempts_without_checkpoint(attempts) == 2
-    assert decide(anomaly(attempt=2), attempts, Policy(max_attempts_without_checkpoint=3)).action == AdviceAction.RESTART
+    assert decide_advice(anomaly(attempt=2), attempts, Policy(max_attempts_without_checkpoint=3)).action == AdviceAction.RESTART
     attempts.append(attempt(3, start_ckpt=10))
-    d = decide(anomaly(attempt=3), attempts, Policy(max_attempts_without_checkpoint=3))
+    d = decide_advice(anomaly(attempt=3), attempts, Policy(max_attempts_without_checkpoint=3))
     assert d.action == AdviceAction.STOP and "3 consecutive attempts" in d.reason
 
 
 def test_overall_attempt_cap_stops_even_with_progress():
     attempts = [attempt(i, start_ckpt=i, last_ckpt=i + 1) for i in range(4)]
-    assert decide(anomaly(attempt=3), attempts, Policy(max_attempts=4)).action == AdviceAction.STOP
+    assert decide_advice(anomaly(attempt=3), attempts, Policy(max_attempts=4)).action == AdviceAction.STOP
 
 
 def test_straggler_is_advice_only_unless_the_policy_opts_in():
     a = anomaly(kind=FailureKind.STRAGGLER)
-    assert decide(a, [attempt(0, last_ckpt=1)], Policy()).action == AdviceAction.NONE
-    assert decide(a, [attempt(0, last_ckpt=1)], Policy(act_on_stragglers=True)).action == AdviceAction.RESTART
+    assert decide_advice(a, [attempt(0, last_ckpt=1)], Policy()).action == AdviceAction.NONE
+    assert decide_advice(a, [attempt(0, last_ckpt=1)], Policy(act_on_stragglers=True)).action == AdviceAction.RESTART
 
 
 def test_scheduler_fallback_maps_end_states():

@@ -1,8 +1,8 @@
 """The pure decision core: what to do about one anomaly, given the job's history and policy.
 
-No Temporal imports, no clock, no I/O: :func:`decide` is a plain function of its
+No Temporal imports, no clock, no I/O: :func:`decide_advice` is a plain function of its
 arguments, so it replays deterministically inside the workflow and is unit
-tested in milliseconds (tests/workflows/test_policy.py).
+tested in milliseconds (tests/workflows/test_decision.py).
 
 Example story: Xid 79 on node2 while attempt 0 runs on node[1-2] →
 ``retry_excluding_nodes`` naming node2 → Decision(restart, exclude=[node2],
@@ -37,7 +37,7 @@ def consecutive_attempts_without_checkpoint(attempts: list[Attempt]) -> int:
     return count
 
 
-def decide(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> Decision:
+def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> Decision:
     """Decide the action for ``anomaly`` on the newest attempt in ``attempts``."""
     diag = anomaly.diagnosis
     current = attempts[-1] if attempts else Attempt(index=anomaly.attempt)
@@ -72,8 +72,9 @@ def decide(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> Decisio
         return Decision(AdviceAction.STOP, "unknown failure repeated: the single retry on the same nodes did not help")
 
     already = list(current.excluded_nodes)
-    if diag.retry_advice == RetryAdvice.RETRY_EXCLUDING_NODES and diag.implicated_nodes:
-        bad = [n for n in diag.implicated_nodes if not current.nodes or n in current.nodes] or diag.implicated_nodes
+    # a job's own output may name only nodes of its allocation (trust rule): no other node is ever excluded
+    bad = current.bound_to_allocation(diag.implicated_nodes)
+    if diag.retry_advice == RetryAdvice.RETRY_EXCLUDING_NODES and bad:
         exclude = sorted(set(already) | set(bad))
         drain = sorted(bad) if policy.drain_implicated_nodes and diag.category == Category.HARDWARE else []
         return Decision(

@@ -1,0 +1,48 @@
+"""Line normalization before matching: strip the prefixes other tools put in front of a message.
+
+The same NCCL or kernel message reaches Lazarus behind many prefixes: srun
+``--label`` (``3: ``), mpirun ``--tag-output`` (``[1,3]<stdout>:``), torchrun
+(``[rank3]:``), syslog (``May  1 12:00:00 node4 kernel:``), dmesg
+(``[12345.678901]``), ISO or bracketed timestamps and container or pod names
+(``worker-1 | ``). :func:`normalize` removes them, repeatedly, so a pattern
+anchored on the message itself (``^RuntimeError:``) matches whatever tool
+wrapped the line. Locators still read the original line: prefixes are where the
+node and the rank are named.
+
+Joining a message wrapped over indented lines is done by the file scanner
+(:mod:`.reader`), which sees the lines that follow a keyword hit.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_PREFIXES = 6
+
+_PREFIX = re.compile(
+    r"""^\s*(?:
+      \d{1,6}:\s                                          # srun --label
+    | \[\d+,\d+\]<(?:stdout|stderr)>:\s?                  # mpirun --tag-output
+    | \[(?:rank|Rank|RANK)\s?\d+\]:?\s?                   # torchrun / accelerate rank prefix
+    | \[default\d+\]:\s?                                  # torchrun --tee default prefix
+    | (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s\d\d:\d\d:\d\d\s+[\w.-]+\s+
+      (?:[\w./-]+(?:\[\d+\])?:\s)?                        # syslog: date host tag[pid]:
+    | \[\s*\d+\.\d+\]\s?                                  # dmesg seconds since boot
+    | \[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*  # ISO timestamp
+    | \d\d:\d\d:\d\d(?:[.,]\d+)?\s+                       # bare time of day
+    | [\w.-]{1,63}\s\|\s                                  # docker compose / container name
+    | kernel:\s                                           # journal kernel tag left after the host
+    | (?:E|W|I|F)\d{4}\s\d\d:\d\d:\d\d\.\d+\s+\d+\s[\w.]+:\d+\]\s  # glog (c10d) prefix
+    )""",
+    re.VERBOSE,
+)
+
+def normalize(line: str) -> str:
+    """``line`` without the tool prefixes in front of its message (at most ``MAX_PREFIXES`` are stripped)."""
+    for _ in range(MAX_PREFIXES):
+        found = _PREFIX.match(line)
+        if found is None or found.end() == 0:
+            break
+        line = line[found.end():]
+    return line.strip()
+

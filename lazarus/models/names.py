@@ -1,0 +1,39 @@
+"""The names of Lazarus's workflows and their messages: the contract between clients and workflows.
+
+Workflow ids, workflow types, and the signal, update and query names live here
+so that a client (the telemetry loop, the CLI) can address a workflow by name
+without importing workflow code. The workflows declare their handlers with
+these same constants. Never change a value: running workflows and stored
+histories carry them.
+"""
+
+from __future__ import annotations
+
+# ---- the job workflow: one per opted-in Slurm job ----------------------------------------------
+
+JOB_WORKFLOW = "JobRecoveryWorkflow"
+JOB_EVENT = "job_event"  # signal: a JobEventEnvelope from the telemetry loop
+APPROVE_ADVICE = "approve_advice"  # update (validated) and signal of the same name
+REJECT_ADVICE = "reject_advice"  # update (validated) and signal of the same name
+SET_MODE = "set_mode"  # signal: a ModeChange (per job, or the cluster's kill switch)
+JOB_STATUS = "status"  # query: JobStatus
+
+# ---- the node ledger: one per cluster -----------------------------------------------------------
+
+LEDGER_WORKFLOW = "NodeLedgerWorkflow"
+RECORD_IMPLICATION = "record_implication"  # signal: an Implication from a job workflow
+RESUME_NODE = "resume_node"  # update: ResumeRequest
+DRAIN_NODE = "drain_node"  # update: DrainRequest
+SET_LEDGER_POLICY = "set_policy"  # signal: PolicyChange (drain budget, lemon rules, reconciliation)
+SET_CLUSTER_MODE = "set_cluster_mode"  # signal: ModeChange for jobs discovered from now on
+LEDGER_VIEW = "view"  # query: LedgerView
+
+
+def workflow_id(cluster: str, job_id: int) -> str:
+    """The job workflow's id: one workflow per job, named by cluster and Slurm job id."""
+    return f"lazarus-{cluster}-{job_id}"
+
+
+def ledger_id(cluster: str) -> str:
+    """The node ledger's id: one per cluster."""
+    return f"lazarus-{cluster}-ledger"

@@ -1,0 +1,66 @@
+"""One application of an input to the recovery state: a private copy of the state, the time, the effects.
+
+The handlers in :mod:`workflows.transitions` and :mod:`workflows.acting` change
+``change.s`` freely: it is a deep copy, so the caller's state is never touched
+and :func:`workflows.transitions.apply` stays a pure function.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import Advice, Attempt, JobRecoveryInput, RecoveryState
+from workflows.effects import Details, Effect, SearchAttributes
+from workflows.phases import check_transition
+
+
+class Change:
+    def __init__(self, state: JobRecoveryInput, now: datetime) -> None:
+        self.s = state.model_copy(deep=True)
+        self.now = now
+        self.effects: list[Effect] = []
+
+    def emit(self, *effects: Effect) -> None:
+        self.effects.extend(effects)
+
+    @property
+    def mode(self) -> Mode:
+        return self.s.job_mode or self.s.cluster_mode
+
+    @property
+    def current_advice(self) -> Advice | None:
+        return self.s.advice_history[-1] if self.s.advice_history else None
+
+    @property
+    def current_attempt(self) -> Attempt | None:
+        return self.s.attempts[-1] if self.s.attempts else None
+
+    def attempt(self, index: int) -> Attempt:
+        """The attempt with this index, recorded now if it is new (attempts stay sorted by index)."""
+        for attempt in self.s.attempts:
+            if attempt.index == index:
+                return attempt
+        attempt = Attempt(index=index, start_checkpoint=self.s.last_checkpoint)
+        self.s.attempts.append(attempt)
+        self.s.attempts.sort(key=lambda a: a.index)
+        return attempt
+
+    def set_state(self, new: RecoveryState, details: str | None = None) -> None:
+        """Move to ``new`` (the transition table refuses an illegal move) and publish it."""
+        check_transition(self.s.state, new)
+        self.s.state = new
+        self.emit(SearchAttributes(state=new), Details(details or f"{new.value}"))
+
+    def record_progress(self, attempt: Attempt, step: int | None, at: datetime | None, checkpoint: int | None,
+                        max_interval: timedelta | None) -> None:
+        """Keep the newest step, progress time and checkpoint, and the slowest step interval."""
+        if step is not None:
+            attempt.last_step = max(step, attempt.last_step or step)
+        if at is not None and (attempt.last_progress_at is None or at > attempt.last_progress_at):
+            attempt.last_progress_at = at
+        if checkpoint is not None:
+            attempt.last_checkpoint = max(checkpoint, attempt.last_checkpoint or checkpoint)
+            self.s.last_checkpoint = max(checkpoint, self.s.last_checkpoint or checkpoint)
+        if max_interval is not None:
+            attempt.max_step_interval = max(max_interval, attempt.max_step_interval or max_interval)

@@ -1,0 +1,176 @@
+"""What the pure event path takes in and what it asks the workflow to do, as plain typed values.
+
+:func:`workflows.transitions.apply` takes the recovery state, one *input* and the
+time, and returns the new state and a list of *effects*. The workflow performs
+the effects in order; an effect that runs an activity or waits for an operator
+comes back as an input (its outcome), which the workflow applies in turn.
+
+Inputs: the telemetry loop's job events (``lazarus.models.recovery``), an
+operator's :class:`ModeChange`, and the outcomes below. :class:`Decide` is both:
+an effect ("decide this anomaly") that the workflow hands straight back as an
+input once it is ready to decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Union
+
+from lazarus.models.ledger import Implication
+from lazarus.models.policy import Mode
+from lazarus.models.recovery import (
+    Anomaly,
+    AnomalyDetected,
+    Approval,
+    AttemptEnded,
+    AttemptStarted,
+    ModeChange,
+    ProgressDigest,
+    ProgressQuery,
+    ProgressView,
+    RecoveryState,
+    Rejection,
+)
+from lazarus.models.slurm import NodeAction, RestartRequest, RestartResult
+
+# ---- effects ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchAttributes:
+    """Upsert these search attributes (one upsert; unset fields are left alone). ``nodes`` goes with
+    ``signature``: the implicated nodes are always written, the signature only when there is one."""
+
+    state: RecoveryState | None = None
+    mode: Mode | None = None
+    signature: str | None = None
+    nodes: tuple[str, ...] | None = None
+    attempt: int | None = None
+    generation: int | None = None
+
+
+@dataclass(frozen=True)
+class Details:
+    """Show this as the workflow's current details (Temporal UI)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Warn:
+    """Log this warning from the workflow (not replayed into logs twice)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Decide:
+    """Decide what to do about this anomaly (an incident). Also an input: see the module docstring."""
+
+    anomaly: Anomaly
+
+
+@dataclass(frozen=True)
+class CheckProgress:
+    """Ask the telemetry worker for fresh progress before calling the attempt hung → ProgressChecked."""
+
+    query: ProgressQuery
+    task_queue: str
+
+
+@dataclass(frozen=True)
+class AwaitAnswer:
+    """Wait for an operator's answer to advice ``generation``, a mode switch to act, or a new attempt of
+    the job (after ``attempt``), for at most ``timeout`` → Answered or DecisionExpired."""
+
+    generation: int
+    attempt: int
+    timeout: timedelta
+
+
+@dataclass(frozen=True)
+class Isolate:
+    """Report the implicated nodes to the node ledger (one signal each), or drain directly when no ledger
+    runs or it cannot be reached → DrainFailed when the drain fails."""
+
+    ledger_workflow_id: str | None
+    implications: tuple[Implication, ...]
+    drain: NodeAction | None
+    task_queue: str
+
+
+@dataclass(frozen=True)
+class Requeue:
+    """Run the verified restart (requeuehold, exclude, release) → Requeued or RequeueFailed."""
+
+    request: RestartRequest
+    task_queue: str
+
+
+@dataclass(frozen=True)
+class ReleaseHold:
+    """Fail-open: release the job, which a restart of Lazarus's may have left held → HoldReleased."""
+
+    job_id: int
+    task_queue: str
+
+
+Effect = Union[SearchAttributes, Details, Warn, Decide, CheckProgress, AwaitAnswer, Isolate, Requeue, ReleaseHold]
+
+# ---- outcomes (inputs) --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkflowStarted:
+    """The workflow began (or continued as new)."""
+
+
+@dataclass(frozen=True)
+class WatchdogFired:
+    """The watchdog's deadline passed with no new event: the hang or the attempt-start deadline."""
+
+
+@dataclass(frozen=True)
+class ProgressChecked:
+    """Telemetry's view of the attempt's progress (``known=True`` and empty when it could not be read)."""
+
+    attempt: int
+    view: ProgressView
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The wait for an answer ended: an approval, a rejection, or None (mode switched, or superseded)."""
+
+    answer: Approval | Rejection | None
+
+
+@dataclass(frozen=True)
+class DecisionExpired:
+    """Nobody answered the advice within the policy's decision timeout."""
+
+
+@dataclass(frozen=True)
+class DrainFailed:
+    cause: str
+
+
+@dataclass(frozen=True)
+class Requeued:
+    result: RestartResult
+
+
+@dataclass(frozen=True)
+class RequeueFailed:
+    cause: str
+
+
+@dataclass(frozen=True)
+class HoldReleased:
+    """The fail-open release succeeded: no hold of Lazarus's remains."""
+
+
+JobEvent = Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected]
+Input = Union[JobEvent, ModeChange, WorkflowStarted, WatchdogFired, ProgressChecked, Decide, Answered,
+              DecisionExpired, DrainFailed, Requeued, RequeueFailed, HoldReleased]

@@ -1,0 +1,254 @@
+"""The pure event path: ``apply(state, input, now) -> (state, effects)``.
+
+Everything that happens to a job's recovery is an input applied here: a job
+event from the telemetry loop (attempt started or ended, coarse progress, an
+anomaly), an operator's mode change, the watchdog firing, or the outcome of an
+effect the workflow performed (see :mod:`workflows.effects`). No Temporal
+calls, no clock, no I/O: the workflow passes ``now`` in, and the same inputs
+always give the same state and effects, so replay is deterministic and every
+rule is tested in plain pytest (tests/workflows/test_transitions.py).
+
+Example story: attempt 0 ends FAILED with no log line → the scheduler's view
+becomes the anomaly → ``Decide`` → restart advice in act mode → ``Requeue`` →
+``Requeued`` → verifying → attempt 1 starts → watching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from lazarus.models.diagnosis import FailureKind
+from lazarus.models.recovery import (
+    AdviceAction,
+    AdviceStatus,
+    Anomaly,
+    AnomalyDetected,
+    Attempt,
+    AttemptEnded,
+    AttemptStarted,
+    MAX_TELEMETRY_NOTES,
+    JobRecoveryInput,
+    ModeChange,
+    ProgressDigest,
+    ProgressQuery,
+    RecoveryState,
+    TelemetryNote,
+)
+from lazarus.models.policy import Mode
+from lazarus.models.slurm import JobState
+from workflows import acting
+from workflows.change import Change
+from workflows.decision import hang_diagnosis, scheduler_diagnosis
+from workflows.effects import (
+    Answered,
+    CheckProgress,
+    Decide,
+    DecisionExpired,
+    Details,
+    DrainFailed,
+    Effect,
+    HoldReleased,
+    Input,
+    ProgressChecked,
+    Requeued,
+    RequeueFailed,
+    SearchAttributes,
+    WatchdogFired,
+    Warn,
+    WorkflowStarted,
+)
+from workflows.timers import hang_budget, hang_deadline
+
+
+class Step(NamedTuple):
+    state: JobRecoveryInput
+    effects: list[Effect]
+
+
+def apply(state: JobRecoveryInput, event: Input, now: datetime) -> Step:
+    """Apply one input to a copy of ``state``; return the new state and the effects to perform, in order."""
+    change = Change(state, now)
+    _HANDLERS[type(event)](change, event)
+    return Step(change.s, change.effects)
+
+
+def watchdog_deadline(state: JobRecoveryInput) -> tuple[datetime | None, str | None]:
+    """When the one watchdog must fire, and what it is: the hang watchdog while an undecided attempt runs,
+    the attempt-start watchdog while a requeue waits for its next attempt; else none."""
+    attempt = state.attempts[-1] if state.attempts else None
+    if attempt and state.state == RecoveryState.WATCHING and not _decided(state, attempt):
+        return hang_deadline(state.policy, attempt), f"hang watchdog (attempt {attempt.index})"
+    if attempt and state.state == RecoveryState.VERIFYING and state.verify_deadline:
+        return state.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
+    return None, None
+
+
+def answer_refusal(state: JobRecoveryInput, generation: int, answered: bool) -> str | None:
+    """Why an approval or rejection of advice ``generation`` must be refused now; None to accept it."""
+    advice = state.advice_history[-1] if state.advice_history else None
+    if advice is None or advice.status != AdviceStatus.PENDING or state.state != RecoveryState.AWAITING_APPROVAL:
+        return f"no advice is awaiting approval for this job (state {state.state.value})"
+    if generation != advice.generation:
+        return (f"stale advice generation {generation}: the advice awaiting approval is generation "
+                f"{advice.generation}")
+    if answered:
+        return f"advice generation {generation} has already been answered"
+    return None
+
+
+def _decided(state: JobRecoveryInput, attempt: Attempt) -> bool:
+    """An attempt whose advice (other than advice-only) was already decided gets no second hang call:
+    after a rejection or expiry the operator owns it, until the next attempt."""
+    if attempt.advice_generation is None:
+        return False
+    return state.advice_history[attempt.advice_generation - 1].action != AdviceAction.NONE
+
+
+def _workflow_started(c: Change, _: WorkflowStarted) -> None:
+    if c.s.opt_in_error:
+        c.set_state(RecoveryState.IGNORED, f"ignored: {c.s.opt_in_error}")
+        c.s.stop_reason = c.s.opt_in_error
+
+
+def _mode_change(c: Change, change: ModeChange) -> None:
+    if change.scope == "cluster":
+        c.s.cluster_mode = change.mode or Mode.MONITOR
+        if c.s.cluster_mode == Mode.MONITOR:
+            c.s.job_mode = None  # the kill switch wins over every per-job choice
+        # lifting it (act) keeps a job's own request for monitor mode
+    else:
+        c.s.job_mode = change.mode
+    c.emit(SearchAttributes(mode=c.mode))
+
+
+def _attempt_started(c: Change, event: AttemptStarted) -> None:
+    attempt = c.attempt(event.attempt)
+    attempt.nodes, attempt.excluded_nodes = list(event.nodes), list(event.excluded_nodes)
+    attempt.started_at = attempt.started_at or event.at
+    c.emit(SearchAttributes(attempt=attempt.index))
+    advice = c.current_advice
+    if advice and advice.status == AdviceStatus.PENDING and advice.attempt < attempt.index:
+        advice.status = AdviceStatus.SUPERSEDED
+    if c.s.state == RecoveryState.VERIFYING:
+        c.set_state(RecoveryState.WATCHING, f"attempt {attempt.index} running on {','.join(attempt.nodes)}")
+
+
+def _progress(c: Change, event: ProgressDigest) -> None:
+    attempt = c.attempt(event.attempt)
+    c.record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
+    attempt.checkpointing = event.checkpointing
+    attempt.hang_budget = event.hang_budget or attempt.hang_budget
+
+
+def _attempt_ended(c: Change, event: AttemptEnded) -> None:
+    attempt = c.attempt(event.attempt)
+    attempt.ended_at, attempt.end_state, attempt.exit_code = event.at, event.state, event.exit_code
+    if event.nodes and not attempt.nodes:
+        attempt.nodes = list(event.nodes)
+    if c.s.state not in (RecoveryState.WATCHING, RecoveryState.VERIFYING):
+        return  # we are acting on this attempt already
+    if event.state == JobState.COMPLETED and event.exit_code in (0, None):
+        attempt.outcome = "completed successfully"
+        c.set_state(RecoveryState.COMPLETED, f"job completed in attempt {attempt.index}")
+    elif event.state == JobState.CANCELLED:
+        attempt.outcome = "cancelled"
+        c.s.stop_reason = "the job was cancelled outside Lazarus"
+        c.set_state(RecoveryState.STOPPED, c.s.stop_reason)
+    elif event.state in (JobState.REQUEUED, JobState.PENDING):
+        attempt.outcome = attempt.outcome or "requeued by Slurm"
+    elif attempt.advice_generation is not None:
+        advice = c.s.advice_history[attempt.advice_generation - 1]
+        if c.s.state == RecoveryState.WATCHING and advice.status in (AdviceStatus.REJECTED, AdviceStatus.EXPIRED):
+            c.s.stop_reason = (f"attempt {attempt.index} ended {event.state.value} after advice "
+                               f"{advice.generation} was {advice.status.value}; Lazarus leaves the job alone")
+            c.set_state(RecoveryState.STOPPED, c.s.stop_reason)
+    elif attempt.anomaly is not None:
+        if c.s.state == RecoveryState.WATCHING:
+            c.emit(Decide(attempt.anomaly))
+    else:
+        diagnosis = scheduler_diagnosis(event)
+        if diagnosis is None:
+            return
+        attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.CRASH, diagnosis=diagnosis,
+                                  source="scheduler", observed_at=event.at, recorded_at=c.now)
+        c.emit(SearchAttributes(signature=diagnosis.signature, nodes=tuple(diagnosis.implicated_nodes)),
+               Decide(attempt.anomaly))
+
+
+def _anomaly(c: Change, event: AnomalyDetected) -> None:
+    attempt = c.attempt(event.anomaly.attempt)
+    current = c.current_attempt
+    if attempt.index < (current.index if current else 0):
+        return  # about an attempt that is already over
+    if attempt.anomaly is not None and attempt.anomaly.kind != FailureKind.STRAGGLER:
+        return  # one failure per attempt (straggler findings are advice); later lines are victims or repeats
+    attempt.anomaly = event.anomaly.model_copy(update={"recorded_at": c.now})
+    diag = attempt.anomaly.diagnosis
+    c.emit(SearchAttributes(signature=diag.signature, nodes=tuple(diag.implicated_nodes)))
+    if c.s.state == RecoveryState.WATCHING:
+        c.emit(Decide(attempt.anomaly))
+
+
+def _watchdog_fired(c: Change, _: WatchdogFired) -> None:
+    """Verifying: the requeued attempt did not start in time; report it, make sure it is not held, keep
+    waiting. Watching: the attempt was silent for its hang budget; confirm with fresh telemetry first."""
+    attempt = c.current_attempt
+    if attempt is None:
+        return
+    if c.s.state == RecoveryState.VERIFYING:
+        attempt.outcome = (f"requeued, but attempt {attempt.index + 1} had not started after "
+                           f"{c.s.policy.attempt_start_timeout}")
+        c.emit(Warn(f"job {c.s.job_id}: {attempt.outcome}"), Details(attempt.outcome))
+        c.s.verify_deadline = c.now + c.s.policy.attempt_start_timeout
+        acting.release_if_held(c)
+    elif attempt.anomaly is None or attempt.anomaly.kind == FailureKind.STRAGGLER:  # else already diagnosed
+        c.emit(CheckProgress(query=ProgressQuery(job_id=c.s.job_id, attempt=attempt.index),
+                             task_queue=c.s.telemetry_queue))
+
+
+def _progress_checked(c: Change, checked: ProgressChecked) -> None:
+    """Fresh progress moves the deadline on; telemetry that has not read the attempt yet gets one more
+    budget; otherwise the attempt is hung."""
+    attempt, view = c.attempt(checked.attempt), checked.view
+    if view.known and view.last_progress_at and (attempt.last_progress_at is None
+                                                  or view.last_progress_at > attempt.last_progress_at):
+        c.record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
+        attempt.checkpointing = view.checkpointing
+        attempt.hang_budget = view.hang_budget or attempt.hang_budget
+        return
+    if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
+        attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
+        return
+    silent = (c.now - (attempt.last_progress_at or attempt.started_at or c.now)).total_seconds()
+    attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, silent),
+                              source="hang-watchdog", observed_at=c.now, recorded_at=c.now,
+                              hang_budget_s=hang_budget(c.s.policy, attempt).total_seconds())
+    c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
+
+
+def _telemetry_note(c: Change, event: TelemetryNote) -> None:
+    """What telemetry would not or could not do (a refused log file): kept once, a bounded number of them."""
+    if event.text not in c.s.telemetry_notes and len(c.s.telemetry_notes) < MAX_TELEMETRY_NOTES:
+        c.s.telemetry_notes.append(event.text)
+
+
+_HANDLERS: dict[type, Callable[[Change, Any], None]] = {
+    WorkflowStarted: _workflow_started,
+    ModeChange: _mode_change,
+    AttemptStarted: _attempt_started,
+    ProgressDigest: _progress,
+    AttemptEnded: _attempt_ended,
+    AnomalyDetected: _anomaly,
+    TelemetryNote: _telemetry_note,
+    WatchdogFired: _watchdog_fired,
+    ProgressChecked: _progress_checked,
+    Decide: acting.decide,
+    Answered: acting.answered,
+    DecisionExpired: acting.expired,
+    DrainFailed: acting.drain_failed,
+    Requeued: acting.requeued,
+    RequeueFailed: acting.requeue_failed,
+    HoldReleased: acting.hold_released,
+}

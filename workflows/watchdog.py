@@ -1,0 +1,42 @@
+"""The job workflow's one watchdog timer (hang or attempt start), as a durable Temporal timer.
+
+A timer is not cancelled and restarted for every progress digest (that would
+cost two history events per digest): it keeps running while the wanted
+deadline is later than its own, and when it fires early the deadline is simply
+re-evaluated and a new timer set. A timer is replaced only when the deadline
+moves earlier. Workflow code only: it reads workflow time and starts timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+
+
+class Watchdog:
+    def __init__(self) -> None:
+        self._timer: asyncio.Future[None] | None = None
+        self._deadline: datetime | None = None
+
+    @property
+    def fired(self) -> bool:
+        return self._timer is not None and self._timer.done()
+
+    def arm(self, deadline: datetime | None, summary: str | None) -> None:
+        """Keep, replace or cancel the timer so that it fires no later than ``deadline`` (None: cancel)."""
+        if self._timer is not None and not self._timer.done():
+            if deadline is not None and self._deadline is not None and self._deadline <= deadline:
+                return  # fires first; the deadline is re-checked then
+            self._timer.cancel()
+        self._timer, self._deadline = None, None
+        if deadline is None:
+            return
+        delay = max(deadline - workflow.now(), timedelta(seconds=1))
+        self._timer = asyncio.ensure_future(workflow.sleep(delay, summary=summary))
+        self._deadline = workflow.now() + delay
+
+    def take(self) -> None:
+        """Forget a timer that fired (the caller handles it)."""
+        self._timer, self._deadline = None, None
