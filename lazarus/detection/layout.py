@@ -46,9 +46,12 @@ def expand_bounded(expression: str, limit: int) -> tuple[list[str], bool]:
 
 
 def expand_nodes(expression: str, limit: int = MAX_EXPANDED_NODES) -> list[str]:
-    """Expand a Slurm hostlist (``node[1-4],gpu7``), at most ``limit`` names; a malformed one raises
-    :class:`ConfigError`."""
-    return expand_bounded(expression, limit)[0]
+    """Expand a Slurm hostlist (``node[1-4],gpu7``); a malformed one, or one naming more than ``limit``
+    nodes, raises :class:`ConfigError` (only the first ``limit + 1`` names are ever built)."""
+    names, more = expand_bounded(expression, limit)
+    if more:
+        raise ConfigError(f"node list {shorten(expression, 120)!r} names more than {limit} nodes")
+    return names
 
 
 class RankLayout(BaseModel):
