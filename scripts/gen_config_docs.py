@@ -142,7 +142,9 @@ def _sections() -> list[tuple[str, str, list[Row]]]:
         (
             "`policies.<name>`",
             (policy_model.__doc__ or "").strip() + " A policy named `default` is required; giving "
-            "`policies` replaces the built-in set, so include `default` in it.",
+            "`policies` replaces the built-in set, so include `default` in it. A job may name `default` or "
+            "a policy marked `selectable`, and its comment may only tighten that policy (shorter "
+            "`hang_budget` and `startup_grace`, fewer attempts, monitor mode).",
             _rows(policy_model, ["policies", "<name>"]),
         )
     )

@@ -72,8 +72,9 @@ def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> 
         return Decision(AdviceAction.STOP, "unknown failure repeated: the single retry on the same nodes did not help")
 
     already = list(current.excluded_nodes)
-    if diag.retry_advice == RetryAdvice.RETRY_EXCLUDING_NODES and diag.implicated_nodes:
-        bad = [n for n in diag.implicated_nodes if not current.nodes or n in current.nodes] or diag.implicated_nodes
+    # a job's own output may name only nodes of its allocation (trust rule): no other node is ever excluded
+    bad = current.bound_to_allocation(diag.implicated_nodes)
+    if diag.retry_advice == RetryAdvice.RETRY_EXCLUDING_NODES and bad:
         exclude = sorted(set(already) | set(bad))
         drain = sorted(bad) if policy.drain_implicated_nodes and diag.category == Category.HARDWARE else []
         return Decision(

@@ -5,19 +5,29 @@ Jobs often print their Slurm environment (``SLURMD_NODENAME=node3`` per rank,
 (``node3:123:456 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.3<0>``). Learning
 them lets a peer address or a rank prefix be turned into a node name even when
 the operator passed no layout. Everything here is bounded: at most
-``MAX_FACTS`` ranks and addresses are remembered.
+``MAX_FACTS`` ranks and addresses are remembered, and a hostlist is never
+expanded beyond what is needed.
+
+The job's user controls everything the job prints. When the attempt's
+*allocation* is known (telemetry always knows it), a node named in the output
+counts only if it is in that allocation: any other name is set aside and
+reported in the diagnosis' notes (:meth:`LogContext.outside_notes`), and a
+hostlist is read only up to the allocation's size.
 """
 
 from __future__ import annotations
 
 import re
 
-from lazarus.detection.layout import RankLayout, expand_nodes
+from lazarus.detection.layout import RankLayout, expand_bounded, expand_nodes
 from lazarus.detection.prefilter import trie_pattern
 from lazarus.detection.locate import NCCL_HOST, RANK_TAG, SRUN_LABEL, LocationKey
 from lazarus.errors import ConfigError
 
 MAX_FACTS = 65536
+MAX_OUTSIDE_SHOWN = 8  # names outside the allocation quoted in the notes (the rest are counted)
+MAX_OUTSIDE_KEPT = 1024  # names outside the allocation remembered for that count
+MAX_HOSTLIST_NAMES = 1024  # names read from one hostlist in the output when the allocation is not known
 
 # Literal keywords the prefilter must let through so that these lines are seen.
 CONTEXT_KEYWORDS = ("SLURMD_NODENAME=", "SLURM_JOB_NODELIST=", "SLURM_NODELIST=", "SLURM_TASKS_PER_NODE=",
@@ -34,8 +44,12 @@ _LOCAL_GID = re.compile(r"localGid (?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})")
 class LogContext:
     """Node-naming facts: the operator's layout plus what the log taught us."""
 
-    def __init__(self, layout: RankLayout | None = None, known_nodes: list[str] | None = None) -> None:
+    def __init__(self, layout: RankLayout | None = None, known_nodes: list[str] | None = None,
+                 allocation: list[str] | None = None) -> None:
         self.layout = layout or RankLayout()
+        self.allocation = frozenset(allocation) if allocation is not None else None
+        self.outside: set[str] = set()  # names seen outside the allocation (at most MAX_OUTSIDE_KEPT)
+        self.hostlist_cut = False  # a hostlist named more nodes than were read
         self.known = frozenset(known_nodes or []) | frozenset(self.layout.nodes)
         self.learned_ranks: dict[int, str] = {}
         self.addresses: dict[str, str] = {}
@@ -83,7 +97,7 @@ class LogContext:
             self.known = self.known | {found.group(1)}
         if (found := _NODELIST.search(line)) and not self._log_nodes:
             try:
-                self._log_nodes = expand_nodes(found.group(1))[:MAX_FACTS]
+                self._log_nodes = expand_nodes(found.group(1), MAX_FACTS)
             except ConfigError:
                 return
             self.known = self.known | frozenset(self._log_nodes)
@@ -104,24 +118,55 @@ class LogContext:
         for kind, value in keys:
             if kind == "nodes":
                 try:
-                    return expand_nodes(str(value))
+                    names, cut = expand_bounded(str(value), self._hostlist_limit())
                 except ConfigError:
                     continue
+                self.hostlist_cut |= cut
+                return self._allocated(names)
             if kind == "node":
-                return [self._canonical(str(value))]
+                return self._allocated([self._canonical(str(value))])
             if kind == "addr" and str(value) in self.addresses:
-                return [self.addresses[str(value)]]
+                return self._allocated([self.addresses[str(value)]])
             if kind == "rank":
                 node = self._rank_node(int(value))
                 if node:
-                    return [node]
+                    return self._allocated([node])
                 unmapped.append(int(value))
         from_file = self.node_named_in(file.rsplit("/", 1)[-1])
         if from_file:
-            return [from_file]
+            return self._allocated([from_file])
         if unmapped and len(self.unmapped_ranks) < 64:
             self.unmapped_ranks.add(unmapped[0])
         return []
+
+    def _hostlist_limit(self) -> int:
+        """How many names of one hostlist are read: no more than the allocation holds, when it is known."""
+        return max(1, len(self.allocation)) if self.allocation is not None else MAX_HOSTLIST_NAMES
+
+    def _allocated(self, names: list[str]) -> list[str]:
+        """``names`` that are in the allocation (all of them when it is not known); the others are noted."""
+        if self.allocation is None:
+            return names
+        kept = [n for n in names if n in self.allocation]
+        for name in names:
+            if name not in self.allocation and len(self.outside) < MAX_OUTSIDE_KEPT:
+                self.outside.add(name)
+        return kept
+
+    def outside_notes(self) -> list[str]:
+        """What the output named outside the allocation, for the diagnosis' notes (empty when nothing)."""
+        notes = []
+        if self.outside:
+            shown = ", ".join(sorted(self.outside)[:MAX_OUTSIDE_SHOWN])
+            rest = len(self.outside) - MAX_OUTSIDE_SHOWN
+            more = "" if rest <= 0 else f" and {'at least ' if len(self.outside) == MAX_OUTSIDE_KEPT else ''}{rest} more"
+            notes.append(f"the job's output names node(s) outside its allocation ({shown}{more}); ignored: "
+                         "a job's output can implicate only its own nodes")
+        if self.hostlist_cut:
+            notes.append("a hostlist in the job's output names more nodes than "
+                         + (f"its allocation holds ({len(self.allocation)})" if self.allocation is not None
+                            else f"{MAX_HOSTLIST_NAMES}") + "; only that many were read")
+        return notes
 
     def _canonical(self, host: str) -> str:
         """``node3.cluster.local`` is ``node3`` when the short name is a known node."""

@@ -45,6 +45,8 @@ class Analyzer:
     Call :meth:`feed` for every line (any order of files; line numbers are
     1-based), then :meth:`diagnosis`. It never raises on odd input: overlong
     lines are cut, and problems reading input are recorded with :meth:`note`.
+    With ``allocation`` (the attempt's nodes), a node named in the input counts
+    only if it is one of them; the others are reported in the diagnosis' notes.
     """
 
     def __init__(
@@ -52,11 +54,12 @@ class Analyzer:
         catalogue: Catalogue | None = None,
         layout: RankLayout | None = None,
         known_nodes: list[str] | None = None,
+        allocation: list[str] | None = None,
     ) -> None:
         self.catalogue = catalogue or default_catalogue()
         self.prefilter = prefilter_for(self.catalogue)
         self._match = self.catalogue.matcher.match
-        self.context = LogContext(layout, known_nodes)
+        self.context = LogContext(layout, known_nodes, allocation)
         self.candidates: dict[str, Candidate] = {}
         self.lines_seen = 0
         self.benign_lines = 0

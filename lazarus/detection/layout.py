@@ -10,22 +10,48 @@ exact mapping, which always wins over the computed one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import hostlist
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lazarus import hostlists
-from lazarus.errors import ConfigError
+from lazarus.errors import ConfigError, shorten
+
+MAX_EXPANDED_NODES = hostlists.MAX_NAMES
 
 
-def expand_nodes(expression: str) -> list[str]:
-    """Expand a Slurm hostlist (``node[1-4],gpu7``); a malformed one raises :class:`ConfigError`."""
+def iter_nodes(expression: str) -> Iterator[str]:
+    """The names of a Slurm hostlist, lazily (see :func:`lazarus.hostlists.iter_names`); a malformed one
+    raises :class:`ConfigError` before the first name."""
     try:
-        nodes = hostlists.expand(expression.strip())
+        names = hostlists.iter_names(expression)
+        first = next(names, None)
     except hostlist.BadHostlist as exc:
-        raise ConfigError(f"cannot read node list {expression!r}: {exc}") from None
-    if not nodes:
-        raise ConfigError(f"node list {expression!r} names no nodes")
-    return nodes
+        raise ConfigError(f"cannot read node list {shorten(expression, 120)!r}: {exc}") from None
+    if first is not None:
+        yield first
+        yield from names
+
+
+def expand_bounded(expression: str, limit: int) -> tuple[list[str], bool]:
+    """At most ``limit`` names of a hostlist, and whether it names more; never expands the rest."""
+    try:
+        names, more = hostlists.expand_bounded(expression, limit)
+    except hostlist.BadHostlist as exc:
+        raise ConfigError(f"cannot read node list {shorten(expression, 120)!r}: {exc}") from None
+    if not names:
+        raise ConfigError(f"node list {shorten(expression, 120)!r} names no nodes")
+    return names, more
+
+
+def expand_nodes(expression: str, limit: int = MAX_EXPANDED_NODES) -> list[str]:
+    """Expand a Slurm hostlist (``node[1-4],gpu7``); a malformed one, or one naming more than ``limit``
+    nodes, raises :class:`ConfigError` (only the first ``limit + 1`` names are ever built)."""
+    names, more = expand_bounded(expression, limit)
+    if more:
+        raise ConfigError(f"node list {shorten(expression, 120)!r} names more than {limit} nodes")
+    return names
 
 
 class RankLayout(BaseModel):

@@ -16,6 +16,8 @@ The rules, in order:
    the root itself excludes nodes, the nodes of any other hardware root that
    excludes nodes are added (two broken GPUs in one failure are both
    excluded); otherwise such faults are only noted. Victims' nodes never are.
+   Given the attempt's allocation, a node outside it is never implicated (the
+   context sets it aside and the notes name it).
 Advisory candidates (health warnings) become notes, never a failure.
 
 The confidence is the raw score mapped through :mod:`.calibration` (measured
@@ -118,7 +120,7 @@ def _advisory_notes(analyzer: Findings, advisories: list[Candidate]) -> list[str
 
 
 def _reading_notes(analyzer: Findings) -> list[str]:
-    notes = list(analyzer.notes)
+    notes = list(analyzer.notes) + analyzer.context.outside_notes()
     if analyzer.context.unmapped_ranks:
         ranks = ", ".join(str(r) for r in sorted(analyzer.context.unmapped_ranks)[:8])
         notes.append(f"rank(s) {ranks} could not be mapped to a node; pass --nodes and --tasks-per-node")

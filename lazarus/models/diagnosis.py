@@ -5,9 +5,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
+
+
+MAX_OUTSIDE_NAMED = 8  # nodes outside an allocation named in a note; the rest are counted
+
+
+def within_allocation(nodes: Iterable[str], allocation: Collection[str]) -> tuple[list[str], list[str]]:
+    """``nodes`` split into those of ``allocation`` (order kept, no duplicates, never more than the
+    allocation holds) and the others (no duplicates, at most ``MAX_OUTSIDE_NAMED + 1`` kept: enough to
+    say there were more). Reads ``nodes`` only as far as needed."""
+    allowed, kept, outside = set(allocation), [], []
+    for node in nodes:
+        if node in allowed:
+            if node not in kept:
+                kept.append(node)
+        elif node not in outside and len(outside) <= MAX_OUTSIDE_NAMED:
+            outside.append(node)
+        if len(kept) >= len(allowed) and len(outside) > MAX_OUTSIDE_NAMED:
+            break
+    return kept, outside
+
+
+def outside_note(outside: list[str], source: str) -> str:
+    """The record's words for nodes set aside because they are outside the attempt's allocation."""
+    shown = ", ".join(outside[:MAX_OUTSIDE_NAMED]) + (" and more" if len(outside) > MAX_OUTSIDE_NAMED else "")
+    return f"{source} named node(s) outside the job's allocation ({shown}); ignored"
 
 
 class FailureKind(StrEnum):
@@ -56,3 +82,13 @@ class Diagnosis(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     explanation: str = Field("", description="one-paragraph human summary")
     notes: list[str] = Field(default_factory=list, description="problems reading input, degraded sources, ...")
+
+    def bound_to_allocation(self, allocation: Collection[str], source: str = "the diagnosis") -> "Diagnosis":
+        """This diagnosis with only the implicated nodes of the attempt's ``allocation`` (so never more than
+        it holds); any other is dropped and the drop noted. A job's output, its metrics or an external
+        provider can implicate only the job's own nodes."""
+        kept, outside = within_allocation(self.implicated_nodes, allocation)
+        if not outside and len(kept) == len(self.implicated_nodes):
+            return self
+        notes = [*self.notes, outside_note(outside, source)] if outside else self.notes
+        return self.model_copy(update={"implicated_nodes": kept, "notes": notes})

@@ -71,6 +71,9 @@ class Policy(BaseModel):
     )
     act_on_stragglers: bool = Field(False, description="restart excluding a straggler node (otherwise advice only)")
     mode: Mode | None = Field(None, description="override of the cluster mode for jobs using this policy")
+    selectable: bool = Field(
+        False, description="jobs may name this policy in their comment (the policy named default always may)"
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":
@@ -106,5 +109,5 @@ class Policy(BaseModel):
         return self.clamp_hang_budget(value, phase)
 
 
-# Fields a job may override in its comment, within the operator's limits.
+# Fields a job may override in its comment; an override may only tighten the operator's policy.
 JOB_OVERRIDABLE = frozenset({"hang_budget", "startup_grace", "max_attempts_without_checkpoint", "max_attempts"})

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.models.diagnosis import Category, Diagnosis, FailureKind
+from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, within_allocation
 from lazarus.models.policy import HangPhase, Mode, Policy
 from lazarus.models.slurm import JobState
 
@@ -109,6 +109,11 @@ class Attempt(_Model):
     advice_generation: int | None = None
     outcome: str | None = Field(None, description="what happened to this attempt, in words")
     requeued_at: datetime | None = Field(None, description="when Lazarus's requeue of this attempt was verified")
+
+    def bound_to_allocation(self, nodes: list[str]) -> list[str]:
+        """The ``nodes`` of this attempt's allocation, in order: the only nodes a decision about this
+        attempt may exclude or drain (none when the allocation is not known)."""
+        return within_allocation(nodes, self.nodes)[0]
 
     @property
     def saved_new_checkpoint(self) -> bool:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from datetime import timedelta
 
 from loguru import logger
@@ -20,9 +21,11 @@ from lazarus.config import Settings
 from lazarus.health.fleet import NodeHealthRequest, fetch_node_health
 from lazarus.http_auth import HttpAuth, http_auth
 from lazarus.models.diagnosis import Category, Diagnosis, RetryAdvice
+from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.straggler.detector import find_stragglers
 from lazarus.straggler.models import StragglerFinding, StragglerThresholds
 from lazarus.straggler.prometheus import PrometheusError, PrometheusThroughput, ThroughputQuery
+from lazarus.straggler.trust import describe_ignored, trusted_series
 
 
 class ProviderVerdict(BaseModel):
@@ -44,11 +47,15 @@ class Enricher:
         self.prom = PrometheusThroughput(prom.url, prom.timeout_s, http_auth(prom, "Prometheus")) if prom.enabled else None
         self.provider_auth = http_auth(settings.attribution, "the attribution provider")
 
-    async def stragglers(self, job_ids: list[int]) -> list[StragglerFinding]:
-        if self.prom is None or not job_ids:
+    async def stragglers(self, jobs: Mapping[int, JobSnapshot]) -> list[StragglerFinding]:
+        """Straggler findings for the ``jobs`` Slurm shows running (the cycle's snapshot), from series whose
+        ``job_id`` and ``node`` labels agree with Slurm: a job's metrics count only inside its allocation."""
+        allocations = {str(job_id): frozenset(job.nodes) for job_id, job in jobs.items()
+                       if job.state == JobState.RUNNING and job.nodes}
+        if self.prom is None or not allocations:
             return []
         prom = self.settings.prometheus
-        query = ThroughputQuery(job_ids=[str(j) for j in job_ids], metric=prom.throughput_metric,
+        query = ThroughputQuery(job_ids=sorted(allocations), metric=prom.throughput_metric,
                                 window=prom.straggler_window, lookback=max(prom.straggler_window * 30,
                                                                              timedelta(minutes=5)))
         try:
@@ -56,6 +63,10 @@ class Enricher:
         except PrometheusError as exc:
             logger.warning(f"straggler check skipped: {exc}")
             return []
+        series, ignored = trusted_series(series, allocations)
+        if ignored:
+            logger.warning(f"straggler check ignored {len(ignored)} series labelled outside the job's allocation "
+                           f"in Slurm: {describe_ignored(ignored)}")
         thresholds = StragglerThresholds(drop_fraction=prom.straggler_drop_fraction, min_windows=prom.straggler_windows)
         return find_stragglers(series, thresholds, metric=prom.throughput_metric)
 

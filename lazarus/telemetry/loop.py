@@ -118,7 +118,7 @@ class TelemetryLoop:
             for job in jobs:
                 if mentions_lazarus(job.comment) and job.name.startswith(self._prefix):
                     await self._one_job(job, ledger, now)
-            await self._check_stragglers(now)
+            await self._check_stragglers(now, {j.job_id: j for j in jobs})
         finally:
             self.offsets.save()
 
@@ -201,22 +201,28 @@ class TelemetryLoop:
             return event
         a = event.anomaly
         diagnosis = await self.enricher.attribute(a.diagnosis, tracker.job_id, a.attempt, tracker.layout_nodes)
+        # whatever named them (the job's output, node health, a provider), only the allocation's nodes count
+        diagnosis = diagnosis.bound_to_allocation(tracker.layout_nodes)
         return AnomalyDetected(anomaly=a.model_copy(update={"diagnosis": diagnosis}))
 
-    async def _check_stragglers(self, now: datetime) -> None:
-        """One Prometheus query per interval for all running watched jobs; a finding is reported once per attempt."""
+    async def _check_stragglers(self, now: datetime, snapshot: dict[int, JobSnapshot]) -> None:
+        """One Prometheus query per interval for all running watched jobs; a finding is reported once per attempt.
+        A job's metrics count only inside the allocation this cycle's scheduler snapshot shows for it."""
         if self.enricher.prom is None or (self._next_straggler_check and now < self._next_straggler_check):
             return
         self._next_straggler_check = now + self.settings.prometheus.straggler_interval
         running = {t.job_id: t for t in self.trackers.values()
-                   if not t.closed and t.attempt and t.attempt.started_reported and not t.attempt.ended_reported}
-        for finding in await self.enricher.stragglers(sorted(running)):
+                   if not t.closed and t.attempt and t.attempt.started_reported and not t.attempt.ended_reported
+                   and t.job_id in snapshot}
+        jobs = {job_id: snapshot[job_id] for job_id in running}
+        for finding in await self.enricher.stragglers(jobs):
             tracker = running.get(int(finding.job_id))
             if tracker is None or finding.node in tracker.attempt.stragglers_reported:
                 continue
             tracker.attempt.stragglers_reported.add(finding.node)
+            diagnosis = finding.to_diagnosis().bound_to_allocation(jobs[tracker.job_id].nodes, "the job's metrics")
             anomaly = Anomaly(attempt=tracker.attempt.index, kind=FailureKind.STRAGGLER,
-                              diagnosis=finding.to_diagnosis(), source="straggler", observed_at=now)
+                              diagnosis=diagnosis, source="straggler", observed_at=now)
             await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
 
     async def _log_paths(self, job: JobSnapshot, tracker: JobTracker) -> list[str]:

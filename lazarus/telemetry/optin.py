@@ -1,11 +1,15 @@
 """The opt-in contract: a job's Slurm comment holds ``{"lazarus": {"policy": "default", ...}}``.
 
-Extra keys in the ``lazarus`` object override policy fields, but only those in
-``JOB_OVERRIDABLE`` and only within the operator's bounds. Anything else is an
-error the job's workflow records (state ``ignored``) so the user can see why
-Lazarus is not watching their job. Other top-level keys are the job's own and
-Lazarus leaves them alone: :func:`opt_in_comment` keeps a comment the user had
-before opting in under ``"comment"`` (``{"lazarus": {...}, "comment": "team=nlp"}``).
+A job may name the policy called ``default`` or a policy the operator marked
+``selectable``; any other name is refused like an unknown one. Extra keys in the
+``lazarus`` object override policy fields, but only those in ``JOB_OVERRIDABLE``,
+and only to tighten the operator's policy: a shorter hang budget or start-up
+grace, fewer attempts, monitor mode. A request to loosen it is clamped to the
+policy's own value, with a note. Anything else is an error the job's workflow
+records (state ``ignored``) so the user can see why Lazarus is not watching
+their job. Other top-level keys are the job's own and Lazarus leaves them alone:
+:func:`opt_in_comment` keeps a comment the user had before opting in under
+``"comment"`` (``{"lazarus": {...}, "comment": "team=nlp"}``).
 
 A job that asks for ``"mode": "act"`` is accepted: a job cannot choose act mode,
 so the request is either not needed (the policy already acts, or the cluster is
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -111,7 +116,10 @@ def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode |
     name = section.pop("policy", DEFAULT_POLICY)
     if not isinstance(name, str) or name not in policies:
         raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; "
-                              f"known policies: {known_policies(policies)}")
+                              f"a job may choose: {known_policies(policies)}")
+    if not selectable(name, policies[name]):
+        raise JobCommentError(f"policy {shorten(repr(name), 80)} is not selectable by jobs (the operator has not "
+                              f"marked it selectable); a job may choose: {known_policies(policies)}")
     base = policies[name]
     mode = section.pop("mode", None)
     unknown = sorted(set(section) - JOB_OVERRIDABLE)
@@ -123,9 +131,14 @@ def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode |
     return _apply_overrides(name, base, section, mode, cluster_mode)
 
 
+def selectable(name: str, policy: Policy) -> bool:
+    """Whether a job may name this policy: the default always, any other only when the operator says so."""
+    return name == DEFAULT_POLICY or policy.selectable
+
+
 def known_policies(policies: dict[str, Policy]) -> str:
-    """The configured policy names, for messages."""
-    return ", ".join(sorted(policies))
+    """The policy names a job may choose, for messages."""
+    return ", ".join(sorted(name for name, policy in policies.items() if selectable(name, policy)))
 
 
 def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, cluster_mode: Mode | None) -> OptIn:
@@ -142,26 +155,32 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, clu
     if policy.mode == Mode.ACT and mode is not None:
         notes.append(_act_request_note(name, base, cluster_mode))
         policy = policy.model_copy(update={"mode": base.mode})  # a job may ask for monitor, never choose act
-    # a job may tighten, never loosen, the operator's limits; hang budgets go through the policy's one clamp
-    clamped = policy.model_copy(update={
-        "hang_budget": base.clamp_hang_budget(policy.hang_budget, HangPhase.TRAINING),
-        "startup_grace": base.clamp_hang_budget(policy.startup_grace, HangPhase.STARTUP),
-        "max_attempts": min(policy.max_attempts, base.max_attempts),
-        "max_attempts_without_checkpoint": min(policy.max_attempts_without_checkpoint,
+    # a job may tighten, never loosen, the operator's policy; hang budgets go through the policy's one clamp
+    tightened = _tightened(base, policy)
+    notes += [_loosen_note(name, field, getattr(policy, field), getattr(tightened, field))
+              for field in sorted(overrides) if getattr(tightened, field) != getattr(policy, field)]
+    policy = tightened
+    return OptIn(policy_name=name, policy=policy, notes=tuple(notes))
+
+
+def _tightened(base: Policy, asked: Policy) -> Policy:
+    """``asked`` with every job-overridable field no looser than ``base``: budgets no longer (and within the
+    policy's clamp), attempt limits no higher."""
+    return asked.model_copy(update={
+        "hang_budget": base.clamp_hang_budget(min(asked.hang_budget, base.hang_budget), HangPhase.TRAINING),
+        "startup_grace": base.clamp_hang_budget(min(asked.startup_grace, base.startup_grace), HangPhase.STARTUP),
+        "max_attempts": min(asked.max_attempts, base.max_attempts),
+        "max_attempts_without_checkpoint": min(asked.max_attempts_without_checkpoint,
                                                base.max_attempts_without_checkpoint),
     })
-    notes += [_clamp_note(field, getattr(policy, field), getattr(clamped, field), base)
-              for field in ("hang_budget", "startup_grace")
-              if field in overrides and getattr(clamped, field) != getattr(policy, field)]
-    return OptIn(policy_name=name, policy=clamped, notes=tuple(notes))
 
 
-def _clamp_note(field: str, asked: timedelta, applied: timedelta, base: Policy) -> str:
-    """What the clamp did to a hang budget the comment set, in one sentence."""
-    if applied > asked:
-        return f"{field} {_s(asked)} raised to the policy's minimum hang budget {_s(applied)}"
-    bound = "start-up grace" if applied == base.startup_grace > base.hang_budget_max else "hang budget"
-    return f"{field} {_s(asked)} lowered to the policy's maximum {bound} {_s(applied)}"
+def _loosen_note(name: str, field: str, asked: Any, given: Any) -> str:
+    """What became of an override the policy did not allow as asked, in one sentence."""
+    shown_asked, shown_given = (_s(asked), _s(given)) if isinstance(asked, timedelta) else (asked, given)
+    if given > asked:  # below the policy's floor (hang_budget_min)
+        return f"{field} {shown_asked} raised to the policy's minimum hang budget {shown_given}"
+    return f"{field} {shown_asked} lowered to {shown_given}: a job may only tighten policy {name!r}"
 
 
 def _s(value: timedelta) -> str:

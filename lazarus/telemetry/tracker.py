@@ -41,14 +41,15 @@ def _moved(budget: timedelta, sent: timedelta | None) -> bool:
 
 
 def analyzer_for(nodes: list[str], tasks_per_node: int | None) -> Analyzer:
-    """A fresh analyzer that can name nodes from rank prefixes of this attempt's layout."""
+    """A fresh analyzer that can name nodes from rank prefixes of this attempt's layout, and names only
+    nodes of this attempt's allocation (``nodes``): a job's output cannot implicate anybody else's node."""
     if tasks_per_node is None and len(nodes) > 1:
         # Slurm did not say how ranks spread over the nodes: a rank prefix must name no node rather than
         # a wrong one (host names in the lines, and SLURMD_NODENAME lines, still name nodes)
         layout = RankLayout()
     else:
         layout = RankLayout(nodes=list(nodes), tasks_per_node=tasks_per_node if nodes else None)
-    return Analyzer(layout=layout, known_nodes=list(nodes))
+    return Analyzer(layout=layout, known_nodes=list(nodes), allocation=list(nodes))
 
 
 @dataclass

@@ -25,5 +25,5 @@ def test_the_own_comment_is_taken_out_of_the_sbatch_arguments(args, rest, own):
 def test_the_comment_submit_builds_is_one_the_loop_accepts_with_the_users_text_kept():
     _, own = split_own_comment(["--comment=team=nlp", "train.sh"])
     built = opt_in_comment("gpu", own)
-    assert parse_opt_in(built, {"gpu": Policy()}).policy_name == "gpu"
+    assert parse_opt_in(built, {"gpu": Policy(selectable=True)}).policy_name == "gpu"
     assert json.loads(built)["comment"] == "team=nlp"

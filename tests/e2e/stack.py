@@ -39,15 +39,17 @@ SESSION = f"s{os.getpid()}"
 POLICY = f"e2e-{SESSION}"
 EXPIRY_POLICY = f"e2e-expiry-{SESSION}"
 GRACE_POLICY = f"e2e-grace-{SESSION}"  # a minimum hang budget above the start-up grace a job may ask for
+HIDDEN_POLICY = f"e2e-hidden-{SESSION}"  # configured, but not selectable by jobs
 JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
     POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 300,
-                "attempt_start_timeout": 60},
+                "attempt_start_timeout": 60, "selectable": True},
     EXPIRY_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 6,
-                    "attempt_start_timeout": 60},
+                    "attempt_start_timeout": 60, "selectable": True},
     GRACE_POLICY: {"hang_budget": 40, "hang_budget_min": 30, "startup_grace": 60, "decision_timeout": 300,
-                   "attempt_start_timeout": 60},
+                   "attempt_start_timeout": 60, "selectable": True},
+    HIDDEN_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20},
 }
 
 

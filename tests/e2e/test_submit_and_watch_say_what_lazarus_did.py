@@ -18,7 +18,7 @@ from tests.e2e.stack import EXPIRY_POLICY, JOB_PREFIX, POLICY, E2EStack, submit_
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 
-KNOWN = f"known policies: default, {EXPIRY_POLICY}, {POLICY}"
+KNOWN = f"a job may choose: default, {EXPIRY_POLICY}, {POLICY}"  # not the unselectable HIDDEN_POLICY
 RUNS_A_WHILE = dict(steps=40, step_time=0.25)
 
 
@@ -122,7 +122,7 @@ async def test_jobs_lists_an_ignored_job_with_the_policy_it_named_and_the_reason
         await asyncio.sleep(0.25)
     [row] = rows
     assert row["policy"] == "no-such-policy" and row["mode"] is None
-    assert row["reason"].startswith("unknown policy 'no-such-policy' in job comment; known policies")
+    assert row["reason"].startswith("unknown policy 'no-such-policy' in job comment; a job may choose")
     table = lazarus_cli(e2e, "jobs", "--state", "ignored").stdout.splitlines()
     [at] = [i for i, line in enumerate(table) if line.split()[0] == str(job)]
     assert table[at].split()[2:5] == ["ignored", "-", "no-such-policy"]

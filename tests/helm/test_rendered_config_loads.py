@@ -56,6 +56,7 @@ def test_the_production_config_loads_with_tls_act_mode_and_policies(
     assert settings.policies["default"].decision_timeout == timedelta(minutes=10)
     assert settings.policies["strict"].max_attempts == 3
     assert settings.policies["strict"].mode is Mode.MONITOR
+    assert settings.policies["strict"].selectable and not settings.policies["default"].selectable
     assert settings.worker.graceful_shutdown == timedelta(seconds=60)
 
 

@@ -43,7 +43,8 @@ def scontrol_jobs(draw) -> tuple[str, JobSnapshot]:
     held = draw(st.booleans())
     expected = JobSnapshot(
         job_id=draw(st.integers(1, 2**32 - 1)), name=draw(free_text), user=draw(plain_value.filter(lambda u: "(" not in u)),
-        partition=draw(plain_value), state=state, state_reason=draw(words(st.sampled_from("abcXYZ[]@:._-"))),
+        user_id=1000, partition=draw(plain_value), state=state,
+        state_reason=draw(words(st.sampled_from("abcXYZ[]@:._-"))),
         restarts=draw(st.integers(0, 10**6)), nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(nodes)),
         excluded_nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(excluded)),
         batch_host=draw(st.one_of(st.none(), node_names)),

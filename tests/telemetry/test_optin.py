@@ -1,5 +1,6 @@
-"""The opt-in comment: policy by name, overrides only within the operator's limits, clear errors; a request
-for act mode accepted with a note; a job's own comment kept next to the opt-in, in a shape the parser reads."""
+"""The opt-in comment: a policy the operator made selectable, by name; overrides that only tighten it (a
+request to loosen it clamped, with a note); clear errors; a request for act mode accepted with a note; a
+job's own comment kept next to the opt-in, in a shape the parser reads."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from lazarus.errors import JobCommentError
 from lazarus.models.policy import Mode, Policy
 from lazarus.telemetry.optin import mentions_lazarus, opt_in_comment, parse_opt_in, requested_policy
 
-POLICIES = {"default": Policy(), "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2),
-            "watched": Policy(mode=Mode.MONITOR), "acting": Policy(mode=Mode.ACT)}
+POLICIES = {"default": Policy(), "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2, selectable=True),
+            "watched": Policy(mode=Mode.MONITOR, selectable=True), "acting": Policy(mode=Mode.ACT, selectable=True),
+            "operators-only": Policy(hang_budget=timedelta(hours=1))}
 
 
 def comment(**section) -> str:
@@ -25,13 +27,43 @@ def test_policy_by_name_with_overrides():
     assert opt.policy_name == "strict" and opt.policy.hang_budget == timedelta(minutes=10)
 
 
-def test_overrides_cannot_loosen_the_operators_limits():
+def test_overrides_cannot_loosen_the_operators_policy():
     opt = parse_opt_in(comment(policy="strict", max_attempts=99, max_attempts_without_checkpoint=50,
                                startup_grace=10**7, hang_budget=10**7), POLICIES)
-    p = opt.policy
+    p, base = opt.policy, POLICIES["strict"]
     assert (p.max_attempts, p.max_attempts_without_checkpoint) == (4, 2)
-    assert p.hang_budget == POLICIES["strict"].hang_budget_max
-    assert p.startup_grace <= max(POLICIES["strict"].startup_grace, POLICIES["strict"].hang_budget_max)
+    assert (p.hang_budget, p.startup_grace) == (base.hang_budget, base.startup_grace)
+    assert len(opt.notes) == 4 and all("a job may only tighten policy 'strict'" in n for n in opt.notes)
+    assert "the comment asks for hang_budget 115 days, 17:46:40" in " ".join(opt.notes)
+
+
+def test_overrides_may_tighten_the_operators_policy_without_a_note():
+    opt = parse_opt_in(comment(policy="strict", max_attempts=2, max_attempts_without_checkpoint=1,
+                               startup_grace=300, hang_budget=600, mode="monitor"), POLICIES)
+    p = opt.policy
+    assert (p.max_attempts, p.max_attempts_without_checkpoint, p.mode) == (2, 1, Mode.MONITOR)
+    assert (p.hang_budget, p.startup_grace) == (timedelta(minutes=10), timedelta(minutes=5))
+    assert opt.notes == ()
+
+
+def test_a_budget_below_the_policys_minimum_is_raised_to_it_with_a_note():
+    opt = parse_opt_in(comment(hang_budget=1), POLICIES)
+    assert opt.policy.hang_budget == POLICIES["default"].hang_budget_min
+    assert opt.notes == ("hang_budget 1 s raised to the policy's minimum hang budget 120 s",)
+
+
+def test_a_job_may_choose_the_default_policy_and_those_the_operator_made_selectable():
+    assert parse_opt_in(comment(), POLICIES).policy_name == "default"
+    assert parse_opt_in(comment(policy="strict"), POLICIES).policy_name == "strict"
+    assert parse_opt_in(comment(), {"default": Policy(selectable=False)}).policy_name == "default"
+
+
+def test_a_policy_the_operator_did_not_make_selectable_is_refused_and_not_offered():
+    with pytest.raises(JobCommentError, match="policy 'operators-only' is not selectable by jobs") as refused:
+        parse_opt_in(comment(policy="operators-only"), POLICIES)
+    assert "a job may choose: acting, default, strict, watched" in str(refused.value)
+    with pytest.raises(JobCommentError, match="a job may choose: acting, default, strict, watched$"):
+        parse_opt_in(comment(policy="nope"), POLICIES)
 
 
 @pytest.mark.parametrize("text,message", [
@@ -39,6 +71,7 @@ def test_overrides_cannot_loosen_the_operators_limits():
     ('{"other": 1}', 'with a "lazarus" object'),
     (comment(policy="nope"), "unknown policy 'nope'"),
     (comment(drain_implicated_nodes=False), "may not override"),
+    (comment(selectable=True), "may not override"),
     (comment(mode="fast"), "override mode"),
     (comment(hang_budget="soon"), "override hang_budget"),
     ("x" * 5000, "the limit is 4096"),

@@ -174,3 +174,14 @@ def test_unknown_rank_layout_blames_no_node_rather_than_a_wrong_one():
     t.feed("out", 1, "3: RuntimeError: CUDA error: uncorrectable ECC error encountered", T0)
     [event] = t.anomaly_events(T0 + SETTLE)
     assert event.anomaly.diagnosis.implicated_nodes == []
+
+
+def test_a_failure_line_naming_a_node_outside_the_allocation_implicates_nobody():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "May  1 12:00:03 node4 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", T0)
+    t.feed("out", 2, "srun: error: Node failure on x[1-99999]", T0)
+    (event,) = t.anomaly_events(T0 + SETTLE)
+    diag = event.anomaly.diagnosis
+    assert diag.implicated_nodes == []
+    assert any("node4" in note and "outside its allocation" in note for note in diag.notes)
