@@ -2,7 +2,7 @@
 #   make deps   Debian packages (Slurm, munge, MariaDB, Prometheus, sshd, ...) and helm
 #   make venv   .venv with Lazarus installed editable, test extras included
 #   make demo   deps + venv + `lazarus dev up` + `lazarus demo`
-#   make test   deps + venv + the whole test suite
+#   make test   deps + venv + ruff (lint, format), mypy, then the whole test suite
 #   make down   stop the embedded stack
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -32,6 +32,9 @@ demo: deps venv
 	fi
 
 test: deps venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy lazarus workflows activities workers
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/
 
 down:

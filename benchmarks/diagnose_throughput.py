@@ -53,11 +53,26 @@ def _block(rng: random.Random, start_iteration: int, lines: int) -> str:
     for offset, template in enumerate(templates):
         it = start_iteration + offset
         r = rng.randrange(16)
-        out.append(template.format(
-            r=r, r2=(r + 1) % 16, n=r // 2 + 1, g=r % 2, pid=4000 + r, c=it % 32, it=it, cs=it * 512,
-            h=(it // 3600) % 24, m=(it // 60) % 60, s=it % 60, ms=1200 + rng.random() * 80,
-            loss=2.0 + rng.random(), gn=rng.random(), tok=31000 + rng.randrange(2000), mfu=0.4 + rng.random() / 20,
-        ))
+        out.append(
+            template.format(
+                r=r,
+                r2=(r + 1) % 16,
+                n=r // 2 + 1,
+                g=r % 2,
+                pid=4000 + r,
+                c=it % 32,
+                it=it,
+                cs=it * 512,
+                h=(it // 3600) % 24,
+                m=(it // 60) % 60,
+                s=it % 60,
+                ms=1200 + rng.random() * 80,
+                loss=2.0 + rng.random(),
+                gn=rng.random(),
+                tok=31000 + rng.randrange(2000),
+                mfu=0.4 + rng.random() / 20,
+            )
+        )
     return "\n".join(out) + "\n"
 
 
@@ -90,8 +105,13 @@ def measure(path: Path) -> dict:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"lazarus diagnose failed: {err}")
     result = json.loads(out)
-    return {"seconds": elapsed, "peak_rss_mb": usage.ru_maxrss / 1024, "cpu_seconds": usage.ru_utime + usage.ru_stime,
-            "signature": result["signature"], "implicated_nodes": result["implicated_nodes"]}
+    return {
+        "seconds": elapsed,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "signature": result["signature"],
+        "implicated_nodes": result["implicated_nodes"],
+    }
 
 
 def main() -> int:
@@ -107,8 +127,10 @@ def main() -> int:
         size = path.stat().st_size
         print(f"generated {size / 2**20:.0f} MiB, {lines} lines in {time.perf_counter() - t0:.1f} s: {path}")
         report = measure(path)
-        print(f"lazarus diagnose: {report['seconds']:.1f} s wall, {report['cpu_seconds']:.1f} s CPU, "
-              f"{size / 2**20 / report['seconds']:.0f} MiB/s, peak RSS {report['peak_rss_mb']:.0f} MiB")
+        print(
+            f"lazarus diagnose: {report['seconds']:.1f} s wall, {report['cpu_seconds']:.1f} s CPU, "
+            f"{size / 2**20 / report['seconds']:.0f} MiB/s, peak RSS {report['peak_rss_mb']:.0f} MiB"
+        )
         print(f"verdict: {report['signature']} on {report['implicated_nodes']}")
         ok = report["seconds"] < 30 and report["signature"] == "xid_79_fallen_off_bus"
         return 0 if ok else 1

@@ -34,10 +34,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
+from split_real_corpus import CORPUS, load_excerpts, load_test_sources, split_of  # noqa: E402
+
 from lazarus.detection.layout import RankLayout  # noqa: E402
 from lazarus.detection.reader import diagnose_files  # noqa: E402
 from lazarus.models.diagnosis import Diagnosis  # noqa: E402
-from split_real_corpus import CORPUS, load_excerpts, load_test_sources, split_of  # noqa: E402
 
 FIELDS = ("retry_advice", "failure_kind", "category")
 NONE = "-"
@@ -71,15 +72,19 @@ def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
         if split_of(entry, tests) != split:
             continue
         expect = entry["expect"]
-        out.append(Example(
-            id=entry["id"], cls=expect.get("class", "unlabelled"), files=[(f"{entry['id']}.log", entry["excerpt"])],
-            expect={
-                "failure_kind": expect["failure_kind"],
-                "category": expect.get("category", "unknown"),
-                "retry_advice": expect.get("retry_advice"),
-                "implicated_nodes": expect.get("implicated_nodes") or [],
-            },
-        ))
+        out.append(
+            Example(
+                id=entry["id"],
+                cls=expect.get("class", "unlabelled"),
+                files=[(f"{entry['id']}.log", entry["excerpt"])],
+                expect={
+                    "failure_kind": expect["failure_kind"],
+                    "category": expect.get("category", "unknown"),
+                    "retry_advice": expect.get("retry_advice"),
+                    "implicated_nodes": expect.get("implicated_nodes") or [],
+                },
+            )
+        )
     return out
 
 
@@ -90,17 +95,20 @@ def self_examples() -> list[Example]:
     out = []
     for case in load_cases():
         kind = case.expect.get("kind", "crash")
-        out.append(Example(
-            id=f"{case.family}/{case.name}", cls=case.family if kind != "none" else "benign",
-            files=[(name, "\n".join(lines) + "\n") for name, lines in case.inputs()],
-            expect={
-                "failure_kind": kind,
-                "category": case.expect.get("category", "unknown"),
-                "retry_advice": case.expect.get("advice"),
-                "implicated_nodes": case.expect.get("nodes", []),
-            },
-            layout=case.layout,
-        ))
+        out.append(
+            Example(
+                id=f"{case.family}/{case.name}",
+                cls=case.family if kind != "none" else "benign",
+                files=[(name, "\n".join(lines) + "\n") for name, lines in case.inputs()],
+                expect={
+                    "failure_kind": kind,
+                    "category": case.expect.get("category", "unknown"),
+                    "retry_advice": case.expect.get("advice"),
+                    "implicated_nodes": case.expect.get("nodes", []),
+                },
+                layout=case.layout,
+            )
+        )
     return out
 
 
@@ -125,17 +133,19 @@ def run(examples: list[Example]) -> list[Outcome]:
     with tempfile.TemporaryDirectory(prefix="lazarus-accuracy-") as tmp:
         for example in examples:
             result = diagnose(example, Path(tmp))
-            outcomes.append(Outcome(
-                example=example,
-                got={
-                    "failure_kind": result.failure_kind.value,
-                    "category": result.category.value,
-                    "retry_advice": result.retry_advice.value if result.retry_advice else None,
-                },
-                nodes=list(result.implicated_nodes),
-                confidence=result.confidence,
-                signature=result.signature,
-            ))
+            outcomes.append(
+                Outcome(
+                    example=example,
+                    got={
+                        "failure_kind": result.failure_kind.value,
+                        "category": result.category.value,
+                        "retry_advice": result.retry_advice.value if result.retry_advice else None,
+                    },
+                    nodes=list(result.implicated_nodes),
+                    confidence=result.confidence,
+                    signature=result.signature,
+                )
+            )
     return outcomes
 
 
@@ -184,8 +194,13 @@ def reliability(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     for lower, upper in zip(RELIABILITY_BINS, RELIABILITY_BINS[1:]):
         inside = [o for o in outcomes if o.got["failure_kind"] != "none" and lower <= o.confidence < upper]
         right = sum(o.got["retry_advice"] == o.example.expect["retry_advice"] for o in inside)
-        rows.append({"bin": f"[{lower:.2f}, {min(upper, 1.0):.2f})", "n": len(inside),
-                     "advice_accuracy": round(right / len(inside), 3) if inside else None})
+        rows.append(
+            {
+                "bin": f"[{lower:.2f}, {min(upper, 1.0):.2f})",
+                "n": len(inside),
+                "advice_accuracy": round(right / len(inside), 3) if inside else None,
+            }
+        )
     return rows
 
 

@@ -39,7 +39,8 @@ STEP = timedelta(seconds=30)  # a slow-ish training step; faster steps change no
 async def measure(hours: float, budget: timedelta) -> dict:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=pydantic_data_converter)
+        data_converter=pydantic_data_converter,
+    )
     await register_search_attributes(env.client)
     policy = Policy(hang_budget=budget, hang_budget_min=budget)
     tracker = JobTracker(job_id=1, layout_nodes=["node1"], policy=policy)
@@ -47,8 +48,9 @@ async def measure(hours: float, budget: timedelta) -> dict:
     try:
         inp = job_input(Mode.ACT, hang_budget=budget, hang_budget_min=budget)
         async with Running(env.client, inp) as run:
-            events = tracker.observe(JobSnapshot(job_id=1, state=JobState.RUNNING, nodes=["node1"], start_time=now),
-                                     now)
+            events = tracker.observe(
+                JobSnapshot(job_id=1, state=JobState.RUNNING, nodes=["node1"], start_time=now), now
+            )
             signals, step = 0, 0
             end = now + timedelta(hours=hours)
             while now < end:  # the job prints a progress line every STEP; telemetry decides what to send
@@ -68,21 +70,32 @@ async def measure(hours: float, budget: timedelta) -> dict:
     assert status["state"] == "watching", f"a healthy job must stay watched, got {status['state']}"
     tasks = sum(1 for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
     timers = sum(1 for e in history.events if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED)
-    return {"budget": budget, "digest_interval": tracker.digest_interval(), "hours": hours,
-            "events": len(history.events), "workflow_tasks": tasks, "timers": timers, "signals": signals}
+    return {
+        "budget": budget,
+        "digest_interval": tracker.digest_interval(),
+        "hours": hours,
+        "events": len(history.events),
+        "workflow_tasks": tasks,
+        "timers": timers,
+        "signals": signals,
+    }
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hours", type=float, default=6)
     args = parser.parse_args()
-    print(f"{'hang budget':>12} {'digest every':>13} {'signals/job-h':>14} {'tasks/job-h':>12} "
-          f"{'events/job-h':>13} {'10k jobs: tasks/s':>18}")
+    print(
+        f"{'hang budget':>12} {'digest every':>13} {'signals/job-h':>14} {'tasks/job-h':>12} "
+        f"{'events/job-h':>13} {'10k jobs: tasks/s':>18}"
+    )
     for budget in (timedelta(minutes=30), timedelta(minutes=10), timedelta(minutes=2)):
         r = await measure(args.hours, budget)
         per_hour = r["workflow_tasks"] / r["hours"]
-        print(f"{str(r['budget']):>12} {str(r['digest_interval']):>13} {r['signals'] / r['hours']:14.1f} {per_hour:12.1f} "
-              f"{r['events'] / r['hours']:13.1f} {per_hour * 10_000 / 3600:18.1f}")
+        print(
+            f"{r['budget']!s:>12} {r['digest_interval']!s:>13} {r['signals'] / r['hours']:14.1f} {per_hour:12.1f} "
+            f"{r['events'] / r['hours']:13.1f} {per_hour * 10_000 / 3600:18.1f}"
+        )
 
 
 if __name__ == "__main__":

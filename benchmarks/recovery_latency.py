@@ -26,14 +26,14 @@ import signal
 import statistics
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from lazarus.devstack.stack import DevStack, Parts  # noqa: E402
-from lazarus.models.recovery import JobStatus, RecoveryState, TERMINAL_STATES  # noqa: E402
+from lazarus.models.recovery import TERMINAL_STATES, JobStatus, RecoveryState  # noqa: E402
 from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster  # noqa: E402
 from tests.e2e.helpers import restore_nodes  # noqa: E402
 from tests.e2e.stack import E2EStack, submit_training  # noqa: E402
@@ -49,7 +49,7 @@ async def wait_terminal(stack: E2EStack, job: int, timeout: float = 180) -> JobS
             status = await stack.status(job)
             if status.state in TERMINAL_STATES:
                 return status
-        except Exception:  # noqa: BLE001 - not discovered yet
+        except Exception:
             pass
         await asyncio.sleep(0.5)
     raise TimeoutError(f"job {job} did not finish in {timeout} s")
@@ -60,18 +60,25 @@ def summary(name: str, values: list[float]) -> dict:
     if not values:
         return {"metric": name, "n": 0}
     p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
-    return {"metric": name, "n": len(values), "p50": statistics.median(values), "p95": p95, "max": values[-1],
-            "mean": statistics.fmean(values)}
+    return {
+        "metric": name,
+        "n": len(values),
+        "p50": statistics.median(values),
+        "p95": p95,
+        "max": values[-1],
+        "mean": statistics.fmean(values),
+    }
 
 
 async def crash_run(stack: E2EStack, workdir: Path) -> dict:
-    job = submit_training(stack.cluster, workdir, steps=16, ckpt_every=5, fault="xid79", fault_rank=1,
-                          fault_step=8, fault_attempts="0")
+    job = submit_training(
+        stack.cluster, workdir, steps=16, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0"
+    )
     status = await wait_terminal(stack, job)
     if status.state != RecoveryState.COMPLETED or len(status.attempts) < 2:
         return {"job": job, "error": f"ended {status.state.value}: {status.stop_reason}"}
     out = (workdir / f"train-{job}.out").read_text()
-    line_at = datetime.fromtimestamp(float(LINE_TS.search(out).group(1)), tz=timezone.utc)
+    line_at = datetime.fromtimestamp(float(LINE_TS.search(out).group(1)), tz=UTC)
     first, second = status.attempts[0], status.attempts[1]
     advice = status.advice_history[0]
     return {
@@ -83,8 +90,9 @@ async def crash_run(stack: E2EStack, workdir: Path) -> dict:
 
 
 async def hang_run(stack: E2EStack, workdir: Path) -> dict:
-    job = submit_training(stack.cluster, workdir, steps=14, ckpt_every=5, fault="hang", fault_step=8,
-                          fault_attempts="0")
+    job = submit_training(
+        stack.cluster, workdir, steps=14, ckpt_every=5, fault="hang", fault_step=8, fault_attempts="0"
+    )
     status = await wait_terminal(stack, job)
     first = status.attempts[0]
     if first.anomaly is None or first.anomaly.kind.value != "hang":
@@ -102,9 +110,12 @@ async def main() -> int:
     args = parser.parse_args()
     dev = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False))
     dev.up()
-    cluster = SlurmCluster(slurm_conf=dev.layout.slurm_conf, env=dev.slurm_env(),
-                           nodes=[f"node{i}" for i in range(1, TEST_DEV_SETTINGS.nodes + 1)],
-                           state_dir=TEST_DEV_SETTINGS.state_dir)
+    cluster = SlurmCluster(
+        slurm_conf=dev.layout.slurm_conf,
+        env=dev.slurm_env(),
+        nodes=[f"node{i}" for i in range(1, TEST_DEV_SETTINGS.nodes + 1)],
+        state_dir=TEST_DEV_SETTINGS.state_dir,
+    )
     root = Path(tempfile.mkdtemp(prefix="lazarus-bench-"))
     stack = E2EStack(cluster=cluster, root=root)
     stack.write_config()
@@ -129,16 +140,22 @@ async def main() -> int:
     table = [
         summary("crash detection (failing line -> anomaly recorded), s", [r["detection_s"] for r in ok]),
         summary("advice -> requeue verified (held, excluded, released), s", [r["action_verified_s"] for r in ok]),
-        summary("advice -> new attempt RUNNING elsewhere (incl. Slurm requeue delay), s",
-                [r["action_running_s"] for r in ok]),
+        summary(
+            "advice -> new attempt RUNNING elsewhere (incl. Slurm requeue delay), s",
+            [r["action_running_s"] for r in ok],
+        ),
         summary("hang recorded past the learned budget, s", [r["past_budget_s"] for r in hangs if "error" not in r]),
     ]
-    print(f"\n{len(ok)}/{len(crashes)} crash runs recovered; {sum('error' not in h for h in hangs)}/{len(hangs)} "
-          f"hangs recorded")
+    print(
+        f"\n{len(ok)}/{len(crashes)} crash runs recovered; {sum('error' not in h for h in hangs)}/{len(hangs)} "
+        f"hangs recorded"
+    )
     for row in table:
         if row["n"]:
-            print(f"{row['metric']:75} n={row['n']:3} p50={row['p50']:6.2f} p95={row['p95']:6.2f} "
-                  f"max={row['max']:6.2f} mean={row['mean']:6.2f}")
+            print(
+                f"{row['metric']:75} n={row['n']:3} p50={row['p50']:6.2f} p95={row['p95']:6.2f} "
+                f"max={row['max']:6.2f} mean={row['mean']:6.2f}"
+            )
     if args.json:
         args.json.write_text(json.dumps({"crash_runs": crashes, "hang_runs": hangs, "summary": table}, indent=2))
     return 0 if len(ok) == len(crashes) else 1

@@ -75,15 +75,19 @@ async def one_run(client: SlurmClient, stamps: Timestamps, workdir: Path) -> dic
         )
         total = time.monotonic() - started
         assert result.state is JobState.RUNNING and bad not in result.nodes and result.new_attempt == 1
-        return {"job_id": job_id, "excluded": bad, "released_s": stamps.released_at - started, "running_s": total,
-                "nodes": ",".join(result.nodes)}
+        return {
+            "job_id": job_id,
+            "excluded": bad,
+            "released_s": stamps.released_at - started,
+            "running_s": total,
+            "nodes": ",".join(result.nodes),
+        }
     finally:
         await client.run(["scancel", str(job_id)], f"job {job_id}")
 
 
 async def main(args: argparse.Namespace) -> int:
-    inner = (LocalTransport(Path(args.slurm_conf)) if args.slurm_conf
-             else build_transport(load_settings().scheduler))
+    inner = LocalTransport(Path(args.slurm_conf)) if args.slurm_conf else build_transport(load_settings().scheduler)
     stamps = Timestamps(inner)
     client = SlurmClient(stamps, verify_timeout=60)
     runs = []
@@ -91,18 +95,23 @@ async def main(args: argparse.Namespace) -> int:
         for index in range(args.runs):
             run = await one_run(client, stamps, Path(tmp))
             runs.append(run)
-            print(f"run {index + 1:2d}: job {run['job_id']} excluded {run['excluded']:>6}  "
-                  f"released {run['released_s']:5.2f} s  running on {run['nodes']} {run['running_s']:5.2f} s",
-                  file=sys.stderr)
+            print(
+                f"run {index + 1:2d}: job {run['job_id']} excluded {run['excluded']:>6}  "
+                f"released {run['released_s']:5.2f} s  running on {run['nodes']} {run['running_s']:5.2f} s",
+                file=sys.stderr,
+            )
     await client.close()
     summary = {
         key: {"median": statistics.median(r[key] for r in runs), "worst": max(r[key] for r in runs)}
         for key in ("released_s", "running_s")
     }
-    print(json.dumps({"runs": len(runs), "transport": inner.description, **summary}, indent=2) if args.json else
-          f"{len(runs)} runs over {inner.description}: first command → running elsewhere: "
-          f"median {summary['running_s']['median']:.2f} s, worst {summary['running_s']['worst']:.2f} s; "
-          f"→ released: median {summary['released_s']['median']:.2f} s, worst {summary['released_s']['worst']:.2f} s")
+    print(
+        json.dumps({"runs": len(runs), "transport": inner.description, **summary}, indent=2)
+        if args.json
+        else f"{len(runs)} runs over {inner.description}: first command → running elsewhere: "
+        f"median {summary['running_s']['median']:.2f} s, worst {summary['running_s']['worst']:.2f} s; "
+        f"→ released: median {summary['released_s']['median']:.2f} s, worst {summary['released_s']['worst']:.2f} s"
+    )
     return 0
 
 

@@ -69,7 +69,7 @@ class TemporalSettings(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _cert_pair(self) -> "TemporalSettings":
+    def _cert_pair(self) -> TemporalSettings:
         if (self.tls_client_cert is None) != (self.tls_client_key is None):
             raise ValueError("tls_client_cert and tls_client_key must be given together")
         return self
@@ -111,7 +111,7 @@ class SchedulerSettings(_Strict):
     command_timeout_s: float = Field(30.0, gt=0, description="wall-clock limit for one Slurm command")
 
     @model_validator(mode="after")
-    def _ssh_needs_host(self) -> "SchedulerSettings":
+    def _ssh_needs_host(self) -> SchedulerSettings:
         if self.transport == "ssh" and self.ssh is None:
             raise ValueError("transport 'ssh' needs an 'ssh' section with at least 'host'")
         return self
@@ -123,13 +123,15 @@ class DiscoverySettings(_Strict):
     interval: timedelta = Field(timedelta(seconds=1), gt=timedelta(0), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
     offsets_file: Path | None = Field(
-        None, description="where the telemetry worker keeps its log offsets across restarts (default: "
+        None,
+        description="where the telemetry worker keeps its log offsets across restarts (default: "
         "telemetry-offsets.json in dev.state_dir when that exists; without one, a restarted worker reads "
-        "requeued jobs' logs from their end)"
+        "requeued jobs' logs from their end)",
     )
     job_name_prefix: str | None = Field(
-        None, description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
-        "e.g. staging and production, sharing one cluster)"
+        None,
+        description="watch only opted-in jobs whose name starts with this (several Lazarus deployments, "
+        "e.g. staging and production, sharing one cluster)",
     )
     log_roots: list[Path] = Field(
         default_factory=lambda: [Path(p) for p in DEFAULT_LOG_ROOTS],
@@ -138,8 +140,11 @@ class DiscoverySettings(_Strict):
         "an empty list allows any directory (see docs/security.md)",
     )
     log_read_timeout_s: float = Field(
-        2.0, gt=0, le=60, description="one read of one job output file gets this long; a file that blocks "
-        "longer (NFS, FUSE) is noted on the job and not read again until its read returns"
+        2.0,
+        gt=0,
+        le=60,
+        description="one read of one job output file gets this long; a file that blocks "
+        "longer (NFS, FUSE) is noted on the job and not read again until its read returns",
     )
 
     @field_validator("log_roots")
@@ -196,18 +201,20 @@ class HttpClientSettings(_Strict):
     """TLS verification and credentials for an HTTP(S) service Lazarus queries."""
 
     ca_file: Path | None = Field(
-        None, description="PEM CA bundle that verifies the server's certificate (https); the system CAs when "
-        "unset. Certificates are always verified"
+        None,
+        description="PEM CA bundle that verifies the server's certificate (https); the system CAs when "
+        "unset. Certificates are always verified",
     )
     bearer_token: SecretStr | None = Field(
-        None, description="bearer token; better set through the environment (LAZARUS_<SECTION>__BEARER_TOKEN) "
-        "or bearer_token_file than written here"
+        None,
+        description="bearer token; better set through the environment (LAZARUS_<SECTION>__BEARER_TOKEN) "
+        "or bearer_token_file than written here",
     )
     bearer_token_file: Path | None = Field(None, description="file holding the bearer token (read at each start)")
     basic_auth_file: Path | None = Field(None, description="file holding user:password for HTTP basic auth")
 
     @model_validator(mode="after")
-    def _one_credential(self) -> "HttpClientSettings":
+    def _one_credential(self) -> HttpClientSettings:
         given = [n for n in ("bearer_token", "bearer_token_file", "basic_auth_file") if getattr(self, n) is not None]
         if len(given) > 1:
             raise ValueError(f"give at most one credential; got {' and '.join(given)}")
@@ -250,7 +257,9 @@ class Settings(BaseSettings):
         env_prefix="LAZARUS_", env_nested_delimiter="__", extra="forbid", validate_default=True
     )
 
-    cluster: str = Field("local", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$", description="cluster name in workflow ids")
+    cluster: str = Field(
+        "local", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$", description="cluster name in workflow ids"
+    )
     mode: Mode = Field(Mode.MONITOR, description="cluster default: monitor (advise, wait for approval) or act")
     temporal: TemporalSettings = TemporalSettings()
     task_queues: TaskQueues = TaskQueues()
@@ -329,16 +338,21 @@ def _check_trusted(path: Path) -> None:
     for file in dict.fromkeys([Path(os.path.abspath(path)), Path(os.path.realpath(path))]):
         info, parent = file.stat(), file.parent.stat()
         if info.st_uid not in trusted:
-            raise ConfigError(f"refusing configuration file {file}: it belongs to uid {info.st_uid}, "
-                              f"not to root or to you (uid {me})")
+            raise ConfigError(
+                f"refusing configuration file {file}: it belongs to uid {info.st_uid}, not to root or to you (uid {me})"
+            )
         if info.st_mode & stat.S_IWOTH:
             raise ConfigError(f"refusing configuration file {file}: every user may write it (chmod o-w {file})")
         if parent.st_uid not in trusted:
-            raise ConfigError(f"refusing configuration file {file}: its directory {file.parent} belongs to uid "
-                              f"{parent.st_uid}, not to root or to you (uid {me}), so its owner could replace it")
+            raise ConfigError(
+                f"refusing configuration file {file}: its directory {file.parent} belongs to uid "
+                f"{parent.st_uid}, not to root or to you (uid {me}), so its owner could replace it"
+            )
         if parent.st_mode & stat.S_IWOTH and not parent.st_mode & stat.S_ISVTX:
-            raise ConfigError(f"refusing configuration file {file}: every user may write its directory "
-                              f"{file.parent}, so anyone could replace it (chmod o-w {file.parent})")
+            raise ConfigError(
+                f"refusing configuration file {file}: every user may write its directory "
+                f"{file.parent}, so anyone could replace it (chmod o-w {file.parent})"
+            )
 
 
 def _describe_yaml_error(exc: yaml.YAMLError) -> str:

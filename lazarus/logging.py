@@ -47,9 +47,7 @@ def _json_sink(message: Any) -> None:
     for key, value in record["extra"].items():
         out[key] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
     if record["exception"] is not None:
-        out["exception"] = "".join(
-            __import__("traceback").format_exception(*record["exception"])
-        )
+        out["exception"] = "".join(__import__("traceback").format_exception(*record["exception"]))
     sys.stderr.write(json.dumps(out) + "\n")
 
 

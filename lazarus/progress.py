@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # keep the import cost of this module near zero
     from typing import TextIO
 
-__all__ = ["report", "checkpoint_started", "format_line"]
+__all__ = ["checkpoint_started", "format_line", "report"]
 
 
 def _value(value: object) -> str:
@@ -57,8 +57,9 @@ def report(
 ) -> None:
     """Print and flush one progress line. ``checkpoint`` is the step of a checkpoint that is now complete."""
     out = stream or sys.stdout
-    out.write(format_line(step=step, loss=loss, samples_per_s=samples_per_s, checkpoint=checkpoint,
-                          rank=rank, **extra) + "\n")
+    out.write(
+        format_line(step=step, loss=loss, samples_per_s=samples_per_s, checkpoint=checkpoint, rank=rank, **extra) + "\n"
+    )
     out.flush()
 
 

@@ -25,8 +25,9 @@ async def connect(settings: Settings) -> Client:
             client_private_key=_read(t.tls_client_key, "temporal.tls_client_key"),
         )
     try:
-        return await Client.connect(t.address, namespace=t.namespace, tls=tls, api_key=t.api_key,
-                                    data_converter=pydantic_data_converter)
+        return await Client.connect(
+            t.address, namespace=t.namespace, tls=tls, api_key=t.api_key, data_converter=pydantic_data_converter
+        )
     except RuntimeError as exc:
         raise TemporalUnreachable(
             f"cannot reach Temporal at {t.address} (namespace {t.namespace}): {_reason(exc)}. "

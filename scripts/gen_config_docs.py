@@ -83,7 +83,9 @@ def _rules(field: FieldInfo) -> str:
         for attr, sign in words.items():
             bound = getattr(meta, attr, None)
             if bound is not None:
-                rules.append(f"{sign} {bound.total_seconds():g} s" if isinstance(bound, timedelta) else f"{sign} {bound}")
+                rules.append(
+                    f"{sign} {bound.total_seconds():g} s" if isinstance(bound, timedelta) else f"{sign} {bound}"
+                )
         if getattr(meta, "min_length", None) == 1:
             rules.append("not empty")
         if getattr(meta, "pattern", None):

@@ -56,8 +56,10 @@ def _summary_table(catalogue: Catalogue) -> list[str]:
     for sig in catalogue.signatures:
         advice = sig.retry_advice.value if sig.retry_advice else "-"
         kind = sig.failure_kind.value if sig.role in (Role.ROOT, Role.VICTIM) else "-"
-        lines.append(f"| [`{sig.id}`](#{sig.id}) | {sig.role.value} | {kind} | {sig.category.value} | {advice} "
-                     f"| {sig.severity} |")
+        lines.append(
+            f"| [`{sig.id}`](#{sig.id}) | {sig.role.value} | {kind} | {sig.category.value} | {advice} "
+            f"| {sig.severity} |"
+        )
     return lines
 
 
@@ -69,8 +71,10 @@ def _xid_row(meaning: XidMeaning, code: str) -> str:
     bucket = meaning.bucket.value if meaning.bucket else "-"
     advice = meaning.retry_advice.value if meaning.retry_advice else "-"
     sig, blames = meaning.signature, "yes" if meaning.blames_node else "no"
-    return (f"| {code} | {_cell(meaning.name or 'not listed')} | {bucket} | [`{sig}`](#{sig}) "
-            f"| {meaning.category.value} | {advice} | {blames} | {_NODE[classify_xid(meaning.code)]} |")
+    return (
+        f"| {code} | {_cell(meaning.name or 'not listed')} | {bucket} | [`{sig}`](#{sig}) "
+        f"| {meaning.category.value} | {advice} | {blames} | {_NODE[classify_xid(meaning.code)]} |"
+    )
 
 
 def _xid_table(catalogue: Catalogue) -> list[str]:
@@ -95,8 +99,11 @@ def _entry(sig: Signature) -> list[str]:
         ("severity", str(sig.severity)),
         ("confidence", f"{sig.confidence:.2f}"),
         ("lines needed", str(sig.min_count)),
-        *([("Xid codes (NVIDIA bucket)", ", ".join(f"{x.code} ({x.bucket.value})" for x in sig.xids))]
-          if sig.xids else []),
+        *(
+            [("Xid codes (NVIDIA bucket)", ", ".join(f"{x.code} ({x.bucket.value})" for x in sig.xids))]
+            if sig.xids
+            else []
+        ),
         ("keywords", ", ".join(f"`{_cell(k)}`" for k in sig.keywords)),
         ("reference", sig.doc),
     ]
@@ -109,9 +116,22 @@ def _entry(sig: Signature) -> list[str]:
 def render(catalogue: Catalogue | None = None) -> str:
     catalogue = catalogue or default_catalogue()
     families = sorted({sig.family for sig in catalogue.signatures})
-    lines = [HEADER, f"{len(catalogue.signatures)} signatures in {len(families)} families.", "",
-             "## Summary", "", *_summary_table(catalogue), "", "## Xid codes", "", XID_INTRO,
-             *_xid_table(catalogue), "", "## Signatures", ""]
+    lines = [
+        HEADER,
+        f"{len(catalogue.signatures)} signatures in {len(families)} families.",
+        "",
+        "## Summary",
+        "",
+        *_summary_table(catalogue),
+        "",
+        "## Xid codes",
+        "",
+        XID_INTRO,
+        *_xid_table(catalogue),
+        "",
+        "## Signatures",
+        "",
+    ]
     for sig in catalogue.signatures:
         lines += _entry(sig)
     return "\n".join(lines).rstrip() + "\n"

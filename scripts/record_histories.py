@@ -24,7 +24,7 @@ from lazarus.models.policy import Mode  # noqa: E402
 from lazarus.models.recovery import Approval  # noqa: E402
 from lazarus.models.slurm import JobState  # noqa: E402
 from tests.workflows.conftest import register_search_attributes  # noqa: E402
-from tests.workflows.harness import Running, app_error, ended, job_input, progress, send, started, xid79_on, T0  # noqa: E402
+from tests.workflows.harness import T0, Running, app_error, ended, job_input, progress, send, started, xid79_on  # noqa: E402
 from workflows.job_recovery import JobRecoveryWorkflow  # noqa: E402
 
 OUT = REPO / "tests" / "histories"
@@ -76,7 +76,8 @@ SCENARIOS = [act_mode_restart, monitor_mode_approved, monitor_mode_expired, appl
 async def main() -> None:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=pydantic_data_converter)
+        data_converter=pydantic_data_converter,
+    )
     await register_search_attributes(env.client)
     OUT.mkdir(parents=True, exist_ok=True)
     try:

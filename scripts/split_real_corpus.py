@@ -95,9 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     counts = {"dev": 0, "test": 0}
     for entry in excerpts:
         counts[split_of(entry, frozen)] += 1
-    print(f"sources: {len(sources)} ({len(sources) - len(frozen & set(sources))} dev, "
-          f"{len(frozen & set(sources))} test); excerpts: {len(excerpts)} "
-          f"({counts['dev']} dev, {counts['test']} test)")
+    print(
+        f"sources: {len(sources)} ({len(sources) - len(frozen & set(sources))} dev, "
+        f"{len(frozen & set(sources))} test); excerpts: {len(excerpts)} "
+        f"({counts['dev']} dev, {counts['test']} test)"
+    )
     return 0
 
 

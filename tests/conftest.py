@@ -136,7 +136,7 @@ async def assert_eventually(
                 last = await last
             if last:
                 return last
-        except Exception as exc:  # noqa: BLE001 - reported at the timeout
+        except Exception as exc:
             last = exc
         if time.monotonic() >= deadline:
             raise AssertionError(f"condition not met within {timeout} s; last result: {last!r}")

@@ -66,20 +66,35 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def test_workflow_code_imports_only_workflows_models_and_errors():
-    wrong = [(m, i) for m, deps in GRAPH.items() if _within(m, ("workflows",)) for i in sorted(deps)
-             if not _within(i, WORKFLOW_MAY_IMPORT)]
+    wrong = [
+        (m, i)
+        for m, deps in GRAPH.items()
+        if _within(m, ("workflows",))
+        for i in sorted(deps)
+        if not _within(i, WORKFLOW_MAY_IMPORT)
+    ]
     assert wrong == []
 
 
 def test_only_the_cli_imports_workflows_and_workers():
-    wrong = [(m, i) for m, deps in GRAPH.items() if _within(m, ("lazarus", "activities"))
-             and not _within(m, ("lazarus.cli",)) for i in sorted(deps) if _within(i, ("workflows", "workers"))]
+    wrong = [
+        (m, i)
+        for m, deps in GRAPH.items()
+        if _within(m, ("lazarus", "activities")) and not _within(m, ("lazarus.cli",))
+        for i in sorted(deps)
+        if _within(i, ("workflows", "workers"))
+    ]
     assert wrong == []
 
 
 def test_nothing_imports_the_cli_but_the_cli():
-    wrong = [(m, i) for m, deps in GRAPH.items() if not _within(m, ("lazarus.cli",)) for i in sorted(deps)
-             if _within(i, ("lazarus.cli",))]
+    wrong = [
+        (m, i)
+        for m, deps in GRAPH.items()
+        if not _within(m, ("lazarus.cli",))
+        for i in sorted(deps)
+        if _within(i, ("lazarus.cli",))
+    ]
     assert wrong == []
 
 
@@ -133,8 +148,12 @@ def test_every_path_in_the_code_map_exists(path):
 
 
 def _must_be_named() -> list[str]:
-    wanted = [str(p.relative_to(ROOT)) for d in ("workflows", "activities", "workers")
-              for p in sorted((ROOT / d).glob("*.py")) if p.name != "__init__.py"]
+    wanted = [
+        str(p.relative_to(ROOT))
+        for d in ("workflows", "activities", "workers")
+        for p in sorted((ROOT / d).glob("*.py"))
+        if p.name != "__init__.py"
+    ]
     for child in sorted((ROOT / "lazarus").iterdir()):
         if child.is_dir() and (child / "__init__.py").exists():
             wanted.append(f"lazarus/{child.name}/")

@@ -58,8 +58,10 @@ async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event)
         stack.push_async_callback(slurm.close)
         starts = _role_starts(settings, client, slurm, stop)
         await start_roles(stack, {role: starts[role] for role in roles})
-        logger.info(f"lazarus worker up: roles={','.join(roles)} cluster={settings.cluster} "
-                    f"temporal={settings.temporal.address} mode={settings.mode.value}")
+        logger.info(
+            f"lazarus worker up: roles={','.join(roles)} cluster={settings.cluster} "
+            f"temporal={settings.temporal.address} mode={settings.mode.value}"
+        )
         await stop.wait()
 
 
@@ -83,8 +85,9 @@ class _Role:
         except Exception as exc:
             raise WorkerStartError(f"the {self.role} worker failed to start: {exc}") from exc
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
         assert self.running is not None
         try:
             return await self.running.__aexit__(kind, exc, tb)
@@ -99,23 +102,32 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
     common: dict[str, Any] = {"graceful_shutdown_timeout": settings.worker.graceful_shutdown}
     queues = settings.task_queues
     return {
-        "control": lambda: Worker(client, task_queue=queues.control,
-                                  workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow], **common),
-        "scheduler": lambda: Worker(client, task_queue=queues.scheduler, activities=SlurmActivities(slurm).all(),
-                                    max_concurrent_activities=16, **common),
+        "control": lambda: Worker(
+            client, task_queue=queues.control, workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow], **common
+        ),
+        "scheduler": lambda: Worker(
+            client,
+            task_queue=queues.scheduler,
+            activities=SlurmActivities(slurm).all(),
+            max_concurrent_activities=16,
+            **common,
+        ),
         "telemetry": lambda: _telemetry(settings, client, slurm, stop, common),
     }
 
 
 @asynccontextmanager
-async def _telemetry(settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event,
-                     common: dict[str, Any]) -> AsyncIterator[None]:
+async def _telemetry(
+    settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event, common: dict[str, Any]
+) -> AsyncIterator[None]:
     """The telemetry worker and the loop it serves; the loop stops before the worker does."""
     state_file = settings.discovery.offsets_file or (
-        settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None)
+        settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None
+    )
     loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
-    async with Worker(client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(),
-                      **common):
+    async with Worker(
+        client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(), **common
+    ):
         task = asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")
         try:
             yield

@@ -37,18 +37,25 @@ def decide(c: Change, incident: Decide) -> None:
     anomaly = incident.anomaly
     attempt = c.attempt(anomaly.attempt)
     if attempt.advice_generation is not None and not (
-            c.s.advice_history[attempt.advice_generation - 1].action == AdviceAction.NONE
-            and anomaly.kind != FailureKind.STRAGGLER):
+        c.s.advice_history[attempt.advice_generation - 1].action == AdviceAction.NONE
+        and anomaly.kind != FailureKind.STRAGGLER
+    ):
         return  # already decided for this attempt (advice-only straggler findings do not count)
     c.set_state(RecoveryState.SUSPECTED, f"{anomaly.kind.value} in attempt {attempt.index}")
     decision = decide_advice(anomaly, [a for a in c.s.attempts if a.index <= attempt.index], c.s.policy)
     c.s.generation += 1
     diag = anomaly.diagnosis
     advice = Advice(
-        generation=c.s.generation, attempt=attempt.index, action=decision.action,
-        exclude_nodes=decision.exclude_nodes, drain_nodes=decision.drain_nodes, reason=decision.reason,
-        category=diag.category, signature=diag.signature,
-        evidence=[f"{e.file}:{e.line_no}: {e.text}" for e in diag.evidence[:5]], created_at=c.now,
+        generation=c.s.generation,
+        attempt=attempt.index,
+        action=decision.action,
+        exclude_nodes=decision.exclude_nodes,
+        drain_nodes=decision.drain_nodes,
+        reason=decision.reason,
+        category=diag.category,
+        signature=diag.signature,
+        evidence=[f"{e.file}:{e.line_no}: {e.text}" for e in diag.evidence[:5]],
+        created_at=c.now,
     )
     c.s.advice_history.append(advice)
     attempt.advice_generation = advice.generation
@@ -63,7 +70,9 @@ def decide(c: Change, incident: Decide) -> None:
         c.set_state(RecoveryState.STOPPED, f"stopped: {advice.reason}")
     elif c.mode == Mode.MONITOR:
         advice.expires_at = c.now + c.s.policy.decision_timeout
-        c.set_state(RecoveryState.AWAITING_APPROVAL, f"awaiting approval of advice {advice.generation}: {advice.reason}")
+        c.set_state(
+            RecoveryState.AWAITING_APPROVAL, f"awaiting approval of advice {advice.generation}: {advice.reason}"
+        )
         c.emit(AwaitAnswer(generation=advice.generation, attempt=advice.attempt, timeout=c.s.policy.decision_timeout))
     else:
         _restart(c, attempt, advice)
@@ -80,8 +89,9 @@ def answered(c: Change, outcome: Answered) -> None:
     elif isinstance(answer, Rejection):
         advice.status, advice.decided_by = AdviceStatus.REJECTED, answer.operator
         advice.decided_at, advice.comment = c.now, answer.comment
-        _after_no_action(c, advice, f"advice {advice.generation} rejected by {answer.operator}; "
-                                    "Lazarus leaves the job alone")
+        _after_no_action(
+            c, advice, f"advice {advice.generation} rejected by {answer.operator}; Lazarus leaves the job alone"
+        )
     else:
         advice.status = AdviceStatus.SUPERSEDED
         c.set_state(RecoveryState.WATCHING, "advice superseded: the job moved on")
@@ -92,15 +102,23 @@ def expired(c: Change, _: DecisionExpired) -> None:
     advice = _advice(c)
     advice.status, advice.decided_at = AdviceStatus.EXPIRED, c.now
     release_if_held(c)
-    _after_no_action(c, advice, f"advice {advice.generation} expired: nobody approved it within "
-                                f"{c.s.policy.decision_timeout}; the job is left to normal scheduling")
+    _after_no_action(
+        c,
+        advice,
+        f"advice {advice.generation} expired: nobody approved it within "
+        f"{c.s.policy.decision_timeout}; the job is left to normal scheduling",
+    )
 
 
 def drain_failed(c: Change, outcome: DrainFailed) -> None:
     """The exclusion still keeps the job off the node: note the failure and restart anyway."""
     advice = _advice(c)
-    c.emit(Warn(f"job {c.s.job_id}: drain of {advice.drain_nodes} failed ({outcome.cause}); "
-                "restarting with the exclusion anyway"))
+    c.emit(
+        Warn(
+            f"job {c.s.job_id}: drain of {advice.drain_nodes} failed ({outcome.cause}); "
+            "restarting with the exclusion anyway"
+        )
+    )
     advice.comment = f"drain failed: {outcome.cause}"
 
 
@@ -111,8 +129,9 @@ def requeued(c: Change, outcome: Requeued) -> None:
     c.s.lazarus_hold = False
     advice.status = AdviceStatus.EXECUTED
     attempt.requeued_at = c.now
-    attempt.outcome = (f"requeued as attempt {outcome.result.new_attempt} excluding "
-                       f"{','.join(outcome.result.excluded_nodes) or '-'}")
+    attempt.outcome = (
+        f"requeued as attempt {outcome.result.new_attempt} excluding {','.join(outcome.result.excluded_nodes) or '-'}"
+    )
     c.s.verify_deadline = c.now + c.s.policy.attempt_start_timeout
     c.set_state(RecoveryState.VERIFYING, f"waiting for attempt {outcome.result.new_attempt} to start")
 
@@ -162,14 +181,39 @@ def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:
         advice.decided_by, advice.decided_at = "lazarus (act mode)", c.now
     if advice.drain_nodes or advice.exclude_nodes:
         implications = tuple(
-            Implication(node=node, job_id=c.s.job_id, attempt=attempt.index, signature=advice.signature,
-                        category=advice.category.value, at=c.now, drain_requested=node in advice.drain_nodes)
-            for node in sorted(set(advice.exclude_nodes) - set(attempt.excluded_nodes)))
-        drain = (NodeAction(nodes=advice.drain_nodes, reason=f"lazarus: {advice.signature} in job {c.s.job_id}")
-                 if advice.drain_nodes else None)
-        c.emit(Isolate(ledger_workflow_id=c.s.ledger_workflow_id, implications=implications, drain=drain,
-                       task_queue=c.s.scheduler_queue))
+            Implication(
+                node=node,
+                job_id=c.s.job_id,
+                attempt=attempt.index,
+                signature=advice.signature,
+                category=advice.category.value,
+                at=c.now,
+                drain_requested=node in advice.drain_nodes,
+            )
+            for node in sorted(set(advice.exclude_nodes) - set(attempt.excluded_nodes))
+        )
+        drain = (
+            NodeAction(nodes=advice.drain_nodes, reason=f"lazarus: {advice.signature} in job {c.s.job_id}")
+            if advice.drain_nodes
+            else None
+        )
+        c.emit(
+            Isolate(
+                ledger_workflow_id=c.s.ledger_workflow_id,
+                implications=implications,
+                drain=drain,
+                task_queue=c.s.scheduler_queue,
+            )
+        )
     c.s.lazarus_hold = True
-    c.emit(Requeue(request=RestartRequest(job_id=c.s.job_id, expected_attempt=attempt.index,
-                                          exclude_nodes=advice.exclude_nodes, reason=advice.reason),
-                   task_queue=c.s.scheduler_queue))
+    c.emit(
+        Requeue(
+            request=RestartRequest(
+                job_id=c.s.job_id,
+                expected_attempt=attempt.index,
+                exclude_nodes=advice.exclude_nodes,
+                reason=advice.reason,
+            ),
+            task_queue=c.s.scheduler_queue,
+        )
+    )

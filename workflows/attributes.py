@@ -24,11 +24,16 @@ GENERATION = SearchAttributeKey.for_int("AdviceGeneration")
 
 
 def upsert_job(state, mode) -> None:
-    workflow.upsert_search_attributes([
-        CLUSTER.value_set(state.cluster), JOB_ID.value_set(state.job_id), USER.value_set(state.user or "unknown"),
-        PARTITION.value_set(state.partition or "unknown"), STATE.value_set(state.state.value),
-        MODE.value_set(mode.value),
-    ])
+    workflow.upsert_search_attributes(
+        [
+            CLUSTER.value_set(state.cluster),
+            JOB_ID.value_set(state.job_id),
+            USER.value_set(state.user or "unknown"),
+            PARTITION.value_set(state.partition or "unknown"),
+            STATE.value_set(state.state.value),
+            MODE.value_set(mode.value),
+        ]
+    )
 
 
 def upsert(change: SearchAttributes) -> None:

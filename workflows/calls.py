@@ -32,14 +32,22 @@ with workflow.unsafe.imports_passed_through():
 async def check_progress(effect: CheckProgress) -> Input:
     try:
         view = await workflow.execute_activity(
-            "telemetry_job_progress", effect.query, result_type=ProgressView, task_queue=effect.task_queue,
-            summary=f"confirm no progress in attempt {effect.query.attempt}", **TELEMETRY_READ)
+            "telemetry_job_progress",
+            effect.query,
+            result_type=ProgressView,
+            task_queue=effect.task_queue,
+            summary=f"confirm no progress in attempt {effect.query.attempt}",
+            **TELEMETRY_READ,
+        )
     except ActivityError as exc:
         # no telemetry to confirm with: the workflow's own view decides (it was silent for the budget)
-        workflow.logger.warning(f"job {effect.query.job_id}: progress check failed ({exc.cause}); deciding on the "
-                                "last progress the workflow heard")
+        workflow.logger.warning(
+            f"job {effect.query.job_id}: progress check failed ({exc.cause}); deciding on the "
+            "last progress the workflow heard"
+        )
         view = ProgressView(known=True)
     return ProgressChecked(attempt=effect.query.attempt, view=view)
+
 
 async def isolate(effect: Isolate) -> Input | None:
     """Report the implicated nodes through the cluster's node ledger (one drain however many jobs blame a node, within the drain
@@ -56,28 +64,44 @@ async def isolate(effect: Isolate) -> Input | None:
         return None
     try:
         await workflow.execute_activity(
-            "slurm_drain_nodes", effect.drain, result_type=NodeActionResult, task_queue=effect.task_queue,
-            summary=f"drain {','.join(effect.drain.nodes)}", **SLURM_WRITE)
+            "slurm_drain_nodes",
+            effect.drain,
+            result_type=NodeActionResult,
+            task_queue=effect.task_queue,
+            summary=f"drain {','.join(effect.drain.nodes)}",
+            **SLURM_WRITE,
+        )
     except ActivityError as exc:
         return DrainFailed(cause=str(exc.cause))
     return None
+
 
 async def requeue(effect: Requeue) -> Input:
     request = effect.request
     try:
         result = await workflow.execute_activity(
-            "slurm_restart_excluding", request, result_type=RestartResult, task_queue=effect.task_queue,
+            "slurm_restart_excluding",
+            request,
+            result_type=RestartResult,
+            task_queue=effect.task_queue,
             summary=f"requeue job {request.job_id} excluding {','.join(request.exclude_nodes) or 'no nodes'}",
-            **SLURM_RESTART)
+            **SLURM_RESTART,
+        )
     except ActivityError as exc:
         return RequeueFailed(cause=str(exc.cause or exc))
     return Requeued(result=result)
 
+
 async def release(effect: ReleaseHold) -> Input | None:
     try:
         await workflow.execute_activity(
-            "slurm_release_job", effect.job_id, result_type=JobActionResult, task_queue=effect.task_queue,
-            summary="fail-open: release if held", **SLURM_WRITE)
+            "slurm_release_job",
+            effect.job_id,
+            result_type=JobActionResult,
+            task_queue=effect.task_queue,
+            summary="fail-open: release if held",
+            **SLURM_WRITE,
+        )
     except ActivityError as exc:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
         return None

@@ -52,8 +52,14 @@ class Change:
         self.s.state = new
         self.emit(SearchAttributes(state=new), Details(details or f"{new.value}"))
 
-    def record_progress(self, attempt: Attempt, step: int | None, at: datetime | None, checkpoint: int | None,
-                        max_interval: timedelta | None) -> None:
+    def record_progress(
+        self,
+        attempt: Attempt,
+        step: int | None,
+        at: datetime | None,
+        checkpoint: int | None,
+        max_interval: timedelta | None,
+    ) -> None:
         """Keep the newest step, progress time and checkpoint, and the slowest step interval."""
         if step is not None:
             attempt.last_step = max(step, attempt.last_step or step)

@@ -44,8 +44,11 @@ def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> 
     signature = diag.signature or anomaly.kind.value
 
     if anomaly.kind == FailureKind.STRAGGLER and not policy.act_on_stragglers:
-        return Decision(AdviceAction.NONE, f"straggler on {', '.join(diag.implicated_nodes) or 'unknown node'} "
-                        "(advice only: policy.act_on_stragglers is off)")
+        return Decision(
+            AdviceAction.NONE,
+            f"straggler on {', '.join(diag.implicated_nodes) or 'unknown node'} "
+            "(advice only: policy.act_on_stragglers is off)",
+        )
     if diag.retry_advice == RetryAdvice.STOP:
         return Decision(AdviceAction.STOP, f"{diag.category.value} failure ({signature}): restarting will not help")
 
@@ -58,7 +61,9 @@ def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> 
         )
     made = current.index + 1  # Slurm's count, even when Lazarus joined the job late
     if made >= policy.max_attempts:
-        return Decision(AdviceAction.STOP, f"attempt cap reached ({made}/{policy.max_attempts}); last failure: {signature}")
+        return Decision(
+            AdviceAction.STOP, f"attempt cap reached ({made}/{policy.max_attempts}); last failure: {signature}"
+        )
 
     previous = attempts[-2] if len(attempts) >= 2 else None
     if (

@@ -181,5 +181,18 @@ class HoldReleased:
 
 
 JobEvent = Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected]
-Input = Union[JobEvent, ModeChange, WorkflowStarted, WatchdogFired, ProgressChecked, Decide, Answered,
-              AnswerRefused, DecisionExpired, DrainFailed, Requeued, RequeueFailed, HoldReleased]
+Input = Union[
+    JobEvent,
+    ModeChange,
+    WorkflowStarted,
+    WatchdogFired,
+    ProgressChecked,
+    Decide,
+    Answered,
+    AnswerRefused,
+    DecisionExpired,
+    DrainFailed,
+    Requeued,
+    RequeueFailed,
+    HoldReleased,
+]

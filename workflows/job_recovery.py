@@ -20,7 +20,6 @@ crashes lose nothing.
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 
 from temporalio import workflow
@@ -55,8 +54,8 @@ with workflow.unsafe.imports_passed_through():
         ReleaseHold,
         Requeue,
         SearchAttributes,
-        WatchdogFired,
         Warn,
+        WatchdogFired,
         WorkflowStarted,
     )
     from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
@@ -81,8 +80,11 @@ class JobRecoveryWorkflow:
     @workflow.update(name=names.APPROVE_ADVICE)
     def approve_advice(self, approval: Approval) -> DecisionReply:
         self._answer = approval
-        return DecisionReply(generation=approval.generation, status=AdviceStatus.APPROVED,
-                             message=f"advice {approval.generation} approved by {approval.operator}")
+        return DecisionReply(
+            generation=approval.generation,
+            status=AdviceStatus.APPROVED,
+            message=f"advice {approval.generation} approved by {approval.operator}",
+        )
 
     @approve_advice.validator
     def _validate_approve(self, approval: Approval) -> None:
@@ -91,8 +93,11 @@ class JobRecoveryWorkflow:
     @workflow.update(name=names.REJECT_ADVICE)
     def reject_advice(self, rejection: Rejection) -> DecisionReply:
         self._answer = rejection
-        return DecisionReply(generation=rejection.generation, status=AdviceStatus.REJECTED,
-                             message=f"advice {rejection.generation} rejected by {rejection.operator}")
+        return DecisionReply(
+            generation=rejection.generation,
+            status=AdviceStatus.REJECTED,
+            message=f"advice {rejection.generation} rejected by {rejection.operator}",
+        )
 
     @reject_advice.validator
     def _validate_reject(self, rejection: Rejection) -> None:
@@ -115,12 +120,19 @@ class JobRecoveryWorkflow:
     def status(self) -> JobStatus:
         budget = hang_budget_now(self.s)
         return JobStatus(
-            cluster=self.s.cluster, job_id=self.s.job_id, state=self.s.state, mode=self.mode,
-            policy_name=self.s.policy_name, attempts=self.s.attempts,
+            cluster=self.s.cluster,
+            job_id=self.s.job_id,
+            state=self.s.state,
+            mode=self.mode,
+            policy_name=self.s.policy_name,
+            attempts=self.s.attempts,
             advice=self.s.advice_history[-1] if self.s.advice_history else None,
-            advice_history=self.s.advice_history, stop_reason=self.s.stop_reason,
-            hang_deadline=watchdog_deadline(self.s)[0] if budget else None, hang_budget=budget,
-            opt_in_notes=self.s.opt_in_notes, telemetry_notes=self.s.telemetry_notes,
+            advice_history=self.s.advice_history,
+            stop_reason=self.s.stop_reason,
+            hang_deadline=watchdog_deadline(self.s)[0] if budget else None,
+            hang_budget=budget,
+            opt_in_notes=self.s.opt_in_notes,
+            telemetry_notes=self.s.telemetry_notes,
             refused_answers=self.s.refused_answers,
         )
 
@@ -159,8 +171,9 @@ class JobRecoveryWorkflow:
         return self.status()
 
     def _should_continue_as_new(self) -> bool:
-        return (self.s.state not in TERMINAL_STATES and not self._events
-                and workflow.info().is_continue_as_new_suggested())
+        return (
+            self.s.state not in TERMINAL_STATES and not self._events and workflow.info().is_continue_as_new_suggested()
+        )
 
     async def _next(self) -> None:
         """Wait for events or the watchdog; apply them up to and including the first incident."""
@@ -225,9 +238,10 @@ class JobRecoveryWorkflow:
         try:
             await workflow.wait_condition(
                 lambda: self._answer is not None or self.mode == Mode.ACT or self._superseded(effect.attempt),
-                timeout=effect.timeout, timeout_summary=f"decision watchdog (advice {effect.generation})",
+                timeout=effect.timeout,
+                timeout_summary=f"decision watchdog (advice {effect.generation})",
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return DecisionExpired()
         answer, self._answer = self._answer, None
         return Answered(answer)

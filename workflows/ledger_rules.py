@@ -86,12 +86,14 @@ def bound(nodes: dict[str, NodeRecord], policy: LedgerPolicy, now: datetime) -> 
     for record in nodes.values():
         prune(record, policy, now)
         record.refused = record.refused[-NOTES_KEPT:]
-    ranked = sorted((i for r in nodes.values() for i in r.implications),
-                    key=lambda i: (i.at, i.node, i.job_id, i.attempt), reverse=True)
+    ranked = sorted(
+        (i for r in nodes.values() for i in r.implications),
+        key=lambda i: (i.at, i.node, i.job_id, i.attempt),
+        reverse=True,
+    )
     if len(ranked) > policy.max_implications:
         kept = {id(i) for i in ranked[: policy.max_implications]}
         for record in nodes.values():
             record.implications = [i for i in record.implications if id(i) in kept]
     keep_since = now - 2 * policy.lemon_window
     return {name: r for name, r in nodes.items() if worth_keeping(r, keep_since)}
-

@@ -21,8 +21,7 @@ the activity's own message (an ``ApplicationError``), so the CLI can say why.
 
 from __future__ import annotations
 
-import asyncio
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -93,9 +92,13 @@ class NodeLedgerWorkflow:
     async def resume_node(self, request: ResumeRequest) -> NodeActionResult:
         try:
             result = await workflow.execute_activity(
-                "slurm_resume_nodes", NodeAction(nodes=[request.node], reason=request.comment or ""),
-                result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-                summary=f"resume {request.node}", **SLURM_WRITE)
+                "slurm_resume_nodes",
+                NodeAction(nodes=[request.node], reason=request.comment or ""),
+                result_type=NodeActionResult,
+                task_queue=self.s.scheduler_queue,
+                summary=f"resume {request.node}",
+                **SLURM_WRITE,
+            )
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
         mark_resumed(self._record(request.node), request.operator, workflow.now())
@@ -111,9 +114,13 @@ class NodeLedgerWorkflow:
         reason = f"{request.reason} (by {request.operator} via lazarus)"
         try:
             result = await workflow.execute_activity(
-                "slurm_drain_nodes", NodeAction(nodes=[request.node], reason=reason),
-                result_type=NodeActionResult, task_queue=self.s.scheduler_queue,
-                summary=f"drain {request.node} (operator)", **SLURM_WRITE)
+                "slurm_drain_nodes",
+                NodeAction(nodes=[request.node], reason=reason),
+                result_type=NodeActionResult,
+                task_queue=self.s.scheduler_queue,
+                summary=f"drain {request.node} (operator)",
+                **SLURM_WRITE,
+            )
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), request.operator, reason, workflow.now())
@@ -131,9 +138,14 @@ class NodeLedgerWorkflow:
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
-        return LedgerView(cluster=self.s.cluster, policy=self.s.policy, policy_set_by=self.s.policy_set_by,
-                          nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
-                          mode_override=self.s.mode_override, mode_set_by=self.s.mode_set_by)
+        return LedgerView(
+            cluster=self.s.cluster,
+            policy=self.s.policy,
+            policy_set_by=self.s.policy_set_by,
+            nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
+            mode_override=self.s.mode_override,
+            mode_set_by=self.s.mode_set_by,
+        )
 
     def _record(self, node: str) -> NodeRecord:
         return self.s.nodes.setdefault(node, NodeRecord(node=node))
@@ -168,6 +180,7 @@ class NodeLedgerWorkflow:
 
         def woken() -> bool:
             return bool(self._inbox) or self._wake or workflow.info().is_continue_as_new_suggested()
+
         if not reconciles:
             await workflow.wait_condition(woken)
             return
@@ -176,7 +189,7 @@ class NodeLedgerWorkflow:
             return
         try:
             await workflow.wait_condition(woken, timeout=due)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     async def _read_nodes(self) -> list[NodeState] | None:
@@ -184,9 +197,12 @@ class NodeLedgerWorkflow:
         through the retries."""
         try:
             return await workflow.execute_activity(
-                "slurm_list_nodes", result_type=list[NodeState], task_queue=self.s.scheduler_queue,
+                "slurm_list_nodes",
+                result_type=list[NodeState],
+                task_queue=self.s.scheduler_queue,
                 **SLURM_READ,
-                summary="read node states")
+                summary="read node states",
+            )
         except ActivityError as exc:  # the ledger outlives a scheduler outage; the job's exclusion still holds
             self._unreadable = f"scheduler unreadable ({exc.cause or exc})"
             workflow.logger.warning(f"node ledger: {self._unreadable}")
@@ -268,15 +284,22 @@ class NodeLedgerWorkflow:
     async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: list[NodeState]) -> None:
         drained = sum(1 for n in nodes if n.drained)
         if not drain_allowed(drained, len(nodes), self.s.policy):
-            note = (f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
-                    f"drained (budget {self.s.policy.max_drain_fraction:.0%}); reason was: {reason}")
+            note = (
+                f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
+                f"drained (budget {self.s.policy.max_drain_fraction:.0%}); reason was: {reason}"
+            )
             record.refused.append(note)
             workflow.logger.warning(f"{record.node}: {note}")
             return
         try:
             await workflow.execute_activity(
-                "slurm_drain_nodes", NodeAction(nodes=[record.node], reason=reason), result_type=NodeActionResult,
-                task_queue=self.s.scheduler_queue, summary=f"drain {record.node}", **SLURM_WRITE)
+                "slurm_drain_nodes",
+                NodeAction(nodes=[record.node], reason=reason),
+                result_type=NodeActionResult,
+                task_queue=self.s.scheduler_queue,
+                summary=f"drain {record.node}",
+                **SLURM_WRITE,
+            )
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")
             return

@@ -29,10 +29,12 @@ def hang_budget_in_force(policy: Policy, attempt: Attempt) -> HangBudgetInForce:
     rule gave it (what `lazarus show` prints next to the deadline)."""
     phase = HangPhase.of(progressed=attempt.last_progress_at is not None, checkpointing=attempt.checkpointing)
     if attempt.hang_budget is not None:
-        return HangBudgetInForce(budget=policy.clamp_hang_budget(attempt.hang_budget, phase), phase=phase,
-                                 source="telemetry")
-    return HangBudgetInForce(budget=policy.phase_hang_budget(phase, slowest_step=attempt.max_step_interval),
-                             phase=phase, source="policy")
+        return HangBudgetInForce(
+            budget=policy.clamp_hang_budget(attempt.hang_budget, phase), phase=phase, source="telemetry"
+        )
+    return HangBudgetInForce(
+        budget=policy.phase_hang_budget(phase, slowest_step=attempt.max_step_interval), phase=phase, source="policy"
+    )
 
 
 def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:

@@ -20,17 +20,18 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from lazarus.models.diagnosis import FailureKind
+from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
+    MAX_REFUSED_ANSWERS,
+    MAX_TELEMETRY_NOTES,
     AdviceAction,
     AdviceStatus,
     Anomaly,
     AnomalyDetected,
+    Approval,
     Attempt,
     AttemptEnded,
     AttemptStarted,
-    MAX_REFUSED_ANSWERS,
-    MAX_TELEMETRY_NOTES,
-    Approval,
     HangBudgetInForce,
     JobRecoveryInput,
     ModeChange,
@@ -40,7 +41,6 @@ from lazarus.models.recovery import (
     RefusedAnswer,
     TelemetryNote,
 )
-from lazarus.models.policy import Mode
 from lazarus.models.slurm import JobState
 from workflows import acting
 from workflows.change import Change
@@ -60,8 +60,8 @@ from workflows.effects import (
     Requeued,
     RequeueFailed,
     SearchAttributes,
-    WatchdogFired,
     Warn,
+    WatchdogFired,
     WorkflowStarted,
 )
 from workflows.timers import hang_budget, hang_budget_in_force, hang_deadline
@@ -107,8 +107,7 @@ def answer_refusal(state: JobRecoveryInput, generation: int, answered: bool) -> 
     if advice is None or advice.status != AdviceStatus.PENDING or state.state != RecoveryState.AWAITING_APPROVAL:
         return f"no advice is awaiting approval for this job (state {state.state.value})"
     if generation != advice.generation:
-        return (f"stale advice generation {generation}: the advice awaiting approval is generation "
-                f"{advice.generation}")
+        return f"stale advice generation {generation}: the advice awaiting approval is generation {advice.generation}"
     if answered:
         return f"advice generation {generation} has already been answered"
     return None
@@ -177,8 +176,10 @@ def _attempt_ended(c: Change, event: AttemptEnded) -> None:
     elif attempt.advice_generation is not None:
         advice = c.s.advice_history[attempt.advice_generation - 1]
         if c.s.state == RecoveryState.WATCHING and advice.status in (AdviceStatus.REJECTED, AdviceStatus.EXPIRED):
-            c.s.stop_reason = (f"attempt {attempt.index} ended {event.state.value} after advice "
-                               f"{advice.generation} was {advice.status.value}; Lazarus leaves the job alone")
+            c.s.stop_reason = (
+                f"attempt {attempt.index} ended {event.state.value} after advice "
+                f"{advice.generation} was {advice.status.value}; Lazarus leaves the job alone"
+            )
             c.set_state(RecoveryState.STOPPED, c.s.stop_reason)
     elif attempt.anomaly is not None:
         if c.s.state == RecoveryState.WATCHING:
@@ -187,10 +188,18 @@ def _attempt_ended(c: Change, event: AttemptEnded) -> None:
         diagnosis = scheduler_diagnosis(event)
         if diagnosis is None:
             return
-        attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.CRASH, diagnosis=diagnosis,
-                                  source="scheduler", observed_at=event.at, recorded_at=c.now)
-        c.emit(SearchAttributes(signature=diagnosis.signature, nodes=tuple(diagnosis.implicated_nodes)),
-               Decide(attempt.anomaly))
+        attempt.anomaly = Anomaly(
+            attempt=attempt.index,
+            kind=FailureKind.CRASH,
+            diagnosis=diagnosis,
+            source="scheduler",
+            observed_at=event.at,
+            recorded_at=c.now,
+        )
+        c.emit(
+            SearchAttributes(signature=diagnosis.signature, nodes=tuple(diagnosis.implicated_nodes)),
+            Decide(attempt.anomaly),
+        )
 
 
 def _anomaly(c: Change, event: AnomalyDetected) -> None:
@@ -214,22 +223,27 @@ def _watchdog_fired(c: Change, _: WatchdogFired) -> None:
     if attempt is None:
         return
     if c.s.state == RecoveryState.VERIFYING:
-        attempt.outcome = (f"requeued, but attempt {attempt.index + 1} had not started after "
-                           f"{c.s.policy.attempt_start_timeout}")
+        attempt.outcome = (
+            f"requeued, but attempt {attempt.index + 1} had not started after {c.s.policy.attempt_start_timeout}"
+        )
         c.emit(Warn(f"job {c.s.job_id}: {attempt.outcome}"), Details(attempt.outcome))
         c.s.verify_deadline = c.now + c.s.policy.attempt_start_timeout
         acting.release_if_held(c)
     elif attempt.anomaly is None or attempt.anomaly.kind == FailureKind.STRAGGLER:  # else already diagnosed
-        c.emit(CheckProgress(query=ProgressQuery(job_id=c.s.job_id, attempt=attempt.index),
-                             task_queue=c.s.telemetry_queue))
+        c.emit(
+            CheckProgress(query=ProgressQuery(job_id=c.s.job_id, attempt=attempt.index), task_queue=c.s.telemetry_queue)
+        )
 
 
 def _progress_checked(c: Change, checked: ProgressChecked) -> None:
     """Fresh progress moves the deadline on; telemetry that has not read the attempt yet gets one more
     budget; otherwise the attempt is hung."""
     attempt, view = c.attempt(checked.attempt), checked.view
-    if view.known and view.last_progress_at and (attempt.last_progress_at is None
-                                                  or view.last_progress_at > attempt.last_progress_at):
+    if (
+        view.known
+        and view.last_progress_at
+        and (attempt.last_progress_at is None or view.last_progress_at > attempt.last_progress_at)
+    ):
         c.record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
         attempt.checkpointing = view.checkpointing
         attempt.hang_budget = view.hang_budget or attempt.hang_budget
@@ -238,9 +252,15 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
         return
     silent = (c.now - (attempt.last_progress_at or attempt.started_at or c.now)).total_seconds()
-    attempt.anomaly = Anomaly(attempt=attempt.index, kind=FailureKind.HANG, diagnosis=hang_diagnosis(attempt, silent),
-                              source="hang-watchdog", observed_at=c.now, recorded_at=c.now,
-                              hang_budget_s=hang_budget(c.s.policy, attempt).total_seconds())
+    attempt.anomaly = Anomaly(
+        attempt=attempt.index,
+        kind=FailureKind.HANG,
+        diagnosis=hang_diagnosis(attempt, silent),
+        source="hang-watchdog",
+        observed_at=c.now,
+        recorded_at=c.now,
+        hang_budget_s=hang_budget(c.s.policy, attempt).total_seconds(),
+    )
     c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
 
 
@@ -248,8 +268,9 @@ def _answer_refused(c: Change, event: AnswerRefused) -> None:
     """A signal cannot be refused to its sender: record the refusal (the newest few), log it and show it in
     the workflow's current details, so `lazarus show`, `lazarus advice list` and the Temporal UI say why."""
     kind = "approve" if isinstance(event.answer, Approval) else "reject"
-    refused = RefusedAnswer(kind=kind, generation=event.answer.generation, operator=event.answer.operator,
-                            reason=event.reason, at=c.now)
+    refused = RefusedAnswer(
+        kind=kind, generation=event.answer.generation, operator=event.answer.operator, reason=event.reason, at=c.now
+    )
     c.s.refused_answers = [*c.s.refused_answers, refused][-MAX_REFUSED_ANSWERS:]
     c.emit(Warn(f"job {c.s.job_id}: {refused.describe()}"), Details(f"{c.s.state.value}; {refused.describe()}"))
 

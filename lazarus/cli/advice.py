@@ -20,10 +20,10 @@ from lazarus.cli.common import (
 )
 from lazarus.cli.jobs import fetch_status
 from lazarus.errors import LazarusError
+from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, ModeChange, RefusedAnswer, Rejection
 from lazarus.temporal_client import connect
-from lazarus.models.names import ledger_id, workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -43,8 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("job_id", type=job_id_arg)
         q.add_argument("--generation", type=generation_arg, help="the advice generation (default: the pending one)")
         q.add_argument("--comment")
-        q.add_argument("--operator", type=text_arg("operator"), default=None,
-                       help="who decides (default: your user name)")
+        q.add_argument(
+            "--operator", type=text_arg("operator"), default=None, help="who decides (default: your user name)"
+        )
         q.set_defaults(func=lambda a, n=name: run_async(_decide, a, n))
     p = sub.add_parser("mode", help="set monitor/act mode for one job, or for every watched job (kill switch)")
     p.add_argument("mode", choices=[m.value for m in Mode])
@@ -63,18 +64,25 @@ async def _list(args: argparse.Namespace) -> int:
             continue  # decided or closed since the listing
         if status.advice:
             refused = status.refused_answers[-1] if status.refused_answers else None
-            rows.append({"job_id": status.job_id, "advice": status.advice.model_dump(mode="json"),
-                         "last_refused": refused.model_dump(mode="json") if refused else None,
-                         "link": ui_link(settings, wf.id)})
+            rows.append(
+                {
+                    "job_id": status.job_id,
+                    "advice": status.advice.model_dump(mode="json"),
+                    "last_refused": refused.model_dump(mode="json") if refused else None,
+                    "link": ui_link(settings, wf.id),
+                }
+            )
     if args.json:
         print_json(rows)
     elif not rows:
         print("no advice awaiting approval")
     for r in rows if not args.json else []:
         a = r["advice"]
-        print(f"job {r['job_id']} advice {a['generation']}: {a['action']} "
-              f"exclude={','.join(a['exclude_nodes']) or '-'} drain={','.join(a['drain_nodes']) or '-'}\n"
-              f"  reason: {a['reason']}\n  expires: {a['expires_at']}")
+        print(
+            f"job {r['job_id']} advice {a['generation']}: {a['action']} "
+            f"exclude={','.join(a['exclude_nodes']) or '-'} drain={','.join(a['drain_nodes']) or '-'}\n"
+            f"  reason: {a['reason']}\n  expires: {a['expires_at']}"
+        )
         if r["last_refused"]:
             refused = RefusedAnswer.model_validate(r["last_refused"])
             print(f"  last refused answer ({refused.at:%H:%M:%S}): {refused.describe()}")
@@ -98,8 +106,9 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     update = JobRecoveryWorkflow.approve_advice if action == "approve" else JobRecoveryWorkflow.reject_advice
     try:
         with about_job(settings, job_id):
-            reply = await handle.execute_update(update, model(generation=generation, operator=who,
-                                                              comment=args.comment))
+            reply = await handle.execute_update(
+                update, model(generation=generation, operator=who, comment=args.comment)
+            )
     except WorkflowUpdateFailedError as exc:
         raise AdviceRefused(f"refused: {exc.cause.message if hasattr(exc.cause, 'message') else exc.cause}") from None
     print(reply.message)
@@ -114,25 +123,30 @@ async def _mode(args: argparse.Namespace) -> int:
         job_id = args.job
         with about_job(settings, job_id):
             await client.get_workflow_handle(workflow_id(settings.cluster, job_id)).signal(
-                JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name()))
+                JobRecoveryWorkflow.set_mode, ModeChange(mode=mode, scope="job", operator=operator_name())
+            )
         print(f"job {job_id}: mode {mode.value}")
         return 0
     change = ModeChange(mode=mode, scope="cluster", operator=operator_name())
     try:  # new jobs: the ledger remembers the cluster-wide mode
-        await client.get_workflow_handle(ledger_id(settings.cluster)).signal(NodeLedgerWorkflow.set_cluster_mode,
-                                                                             change)
+        await client.get_workflow_handle(ledger_id(settings.cluster)).signal(
+            NodeLedgerWorkflow.set_cluster_mode, change
+        )
         remembered = "new jobs will start in it too"
     except RPCError:
         remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0
     missed: list[str] = []
-    async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" '
-                                          f'AND WorkflowType="JobRecoveryWorkflow"'):
+    async for wf in client.list_workflows(
+        f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" AND WorkflowType="JobRecoveryWorkflow"'
+    ):
         try:
             await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
             count += 1
         except RPCError:  # closed between the listing and the signal: nothing left to switch
             missed.append(wf.id)
-    print(f"mode {mode.value} set on {count} running job workflow(s); {remembered}"
-          + (f"; {len(missed)} had just closed" if missed else ""))
+    print(
+        f"mode {mode.value} set on {count} running job workflow(s); {remembered}"
+        + (f"; {len(missed)} had just closed" if missed else "")
+    )
     return 0

@@ -42,8 +42,10 @@ def about_job(settings: Settings, job_id: int) -> Iterator[None]:
         if exc.status != RPCStatusCode.NOT_FOUND:
             raise
         if "completed" in exc.message:
-            raise JobNotWatched(f"job {job_id} is no longer watched by Lazarus on cluster {settings.cluster}: "
-                                f"its recovery has finished (`lazarus show {job_id}` for its history)") from None
+            raise JobNotWatched(
+                f"job {job_id} is no longer watched by Lazarus on cluster {settings.cluster}: "
+                f"its recovery has finished (`lazarus show {job_id}` for its history)"
+            ) from None
         raise JobNotWatched(f"job {job_id} is not watched by Lazarus on cluster {settings.cluster}") from None
 
 
@@ -133,4 +135,3 @@ def failure_message(exc: BaseException) -> str:
 
 def ui_link(settings: Settings, workflow_id: str) -> str:
     return f"{settings.temporal.ui_url}/namespaces/{settings.temporal.namespace}/workflows/{workflow_id}"
-

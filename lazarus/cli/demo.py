@@ -24,6 +24,7 @@ from lazarus.cli.common import operator_name, settings_from, ui_link
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
+from lazarus.models.names import workflow_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     TERMINAL_STATES,
@@ -36,7 +37,6 @@ from lazarus.models.slurm import NodeAction, SubmitRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import SlurmError
 from lazarus.temporal_client import connect
-from lazarus.models.names import workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 
 
@@ -46,8 +46,12 @@ class DemoError(LazarusError):
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run the end-to-end recovery story on the embedded stack (lazarus dev up)")
-    p.add_argument("--mode", choices=[m.value for m in Mode], default="act",
-                   help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)")
+    p.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default="act",
+        help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)",
+    )
     p.add_argument("--fault", default="xid79", choices=["xid79", "ecc", "app-error", "hang"])
     p.add_argument("--timeout", type=float, default=180, help="give up after this many seconds")
     p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
@@ -83,8 +87,17 @@ def _script(workdir: Path, fault: str) -> Path:
 async def _start_job(settings: Settings, workdir: Path, fault: str) -> int:
     """Free the demo nodes and submit the training job with the opt-in comment; returns its id."""
     request = SubmitRequest(
-        args=["-N2", "--ntasks-per-node=1", "--gres=gpu:1", "--time=10", "--open-mode=append", "-J", "lazarus-demo",
-              f"--output={workdir / 'train-%j.out'}", str(_script(workdir, fault))],
+        args=[
+            "-N2",
+            "--ntasks-per-node=1",
+            "--gres=gpu:1",
+            "--time=10",
+            "--open-mode=append",
+            "-J",
+            "lazarus-demo",
+            f"--output={workdir / 'train-%j.out'}",
+            str(_script(workdir, fault)),
+        ],
         comment=json.dumps({"lazarus": {"policy": "default"}}),
     )
     try:
@@ -113,20 +126,31 @@ def _narrate(status: JobStatus, seen: set[str]) -> None:
 
     for a in status.attempts:
         if a.started_at:
-            once(f"start{a.index}", f"attempt {a.index} running on {','.join(a.nodes)}"
-                 f"{' (excluding ' + ','.join(a.excluded_nodes) + ')' if a.excluded_nodes else ''}")
+            once(
+                f"start{a.index}",
+                f"attempt {a.index} running on {','.join(a.nodes)}"
+                f"{' (excluding ' + ','.join(a.excluded_nodes) + ')' if a.excluded_nodes else ''}",
+            )
         if a.last_checkpoint:
             once(f"ckpt{a.index}-{a.last_checkpoint}", f"attempt {a.index}: checkpoint at step {a.last_checkpoint}")
         if a.anomaly:
             d = a.anomaly.diagnosis
-            once(f"anomaly{a.index}", f"detected {a.anomaly.kind.value}: {d.signature} ({d.category.value}) on "
-                 f"{','.join(d.implicated_nodes) or 'unknown node'}, confidence {d.confidence:.2f}")
+            once(
+                f"anomaly{a.index}",
+                f"detected {a.anomaly.kind.value}: {d.signature} ({d.category.value}) on "
+                f"{','.join(d.implicated_nodes) or 'unknown node'}, confidence {d.confidence:.2f}",
+            )
     for adv in status.advice_history:
-        once(f"advice{adv.generation}", f"advice {adv.generation}: {adv.action.value}"
-             f"{' excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''}: {adv.reason}")
+        once(
+            f"advice{adv.generation}",
+            f"advice {adv.generation}: {adv.action.value}"
+            f"{' excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''}: {adv.reason}",
+        )
         if adv.status.value not in ("pending",):
-            once(f"advice{adv.generation}-{adv.status.value}", f"advice {adv.generation} {adv.status.value}"
-                 f"{' by ' + adv.decided_by if adv.decided_by else ''}")
+            once(
+                f"advice{adv.generation}-{adv.status.value}",
+                f"advice {adv.generation} {adv.status.value}{' by ' + adv.decided_by if adv.decided_by else ''}",
+            )
     once(f"state-{status.state.value}", f"recovery state: {status.state.value}")
 
 
@@ -137,12 +161,15 @@ async def _demo(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     job_id = await _start_job(settings, workdir, args.fault)
     wid = workflow_id(settings.cluster, job_id)
-    print(f"Lazarus demo ({args.mode} mode): job {job_id} trains on 2 of the 4 nodes; the GPU of "
-          f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}")
+    print(
+        f"Lazarus demo ({args.mode} mode): job {job_id} trains on 2 of the 4 nodes; the GPU of "
+        f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}"
+    )
     deadline = time.monotonic() + args.timeout
     handle, status = await _wait_for_workflow(client, wid, deadline)
-    await handle.signal(JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job",
-                                                                  operator="lazarus demo"))
+    await handle.signal(
+        JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job", operator="lazarus demo")
+    )
     seen: set[str] = set()
     while time.monotonic() < deadline:
         status = await handle.query(JobRecoveryWorkflow.status)
@@ -150,8 +177,9 @@ async def _demo(args: argparse.Namespace) -> int:
         if status.state == RecoveryState.AWAITING_APPROVAL and status.advice:
             gen = status.advice.generation
             print(f"  an operator would now run: lazarus advice approve {job_id} --generation {gen}")
-            reply = await handle.execute_update(JobRecoveryWorkflow.approve_advice,
-                                                Approval(generation=gen, operator=f"{operator_name()} (demo)"))
+            reply = await handle.execute_update(
+                JobRecoveryWorkflow.approve_advice, Approval(generation=gen, operator=f"{operator_name()} (demo)")
+            )
             print(f"  {reply.message}")
             continue
         if status.state in TERMINAL_STATES:

@@ -79,7 +79,7 @@ def run_up(args: argparse.Namespace) -> int:
     status = stack.status()
     if status.ui_url:
         print(f"Temporal UI: {status.ui_url}")
-    print(f"ready in {report.seconds:.1f} s; use it from a shell with: eval \"$(lazarus dev env)\"")
+    print(f'ready in {report.seconds:.1f} s; use it from a shell with: eval "$(lazarus dev env)"')
     return 0
 
 

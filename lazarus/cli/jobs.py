@@ -18,11 +18,10 @@ from lazarus.cli.common import (
     settings_from,
     ui_link,
 )
+from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobMemo, JobStatus, RecoveryState
-from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.temporal_client import connect
 from workflows import attributes
-from lazarus.models.names import workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 
 
@@ -49,13 +48,21 @@ async def _jobs(args: argparse.Namespace) -> int:
         sa = wf.typed_search_attributes
         memo = JobMemo.model_validate(await wf.memo())
         ignored = sa.get(attributes.STATE) == RecoveryState.IGNORED.value
-        rows.append({
-            "job_id": sa.get(attributes.JOB_ID), "workflow_id": wf.id, "user": sa.get(attributes.USER),
-            "state": sa.get(attributes.STATE), "mode": None if ignored else sa.get(attributes.MODE),
-            "policy": memo.policy, "reason": memo.ignored_reason,
-            "attempt": sa.get(attributes.ATTEMPT), "signature": sa.get(attributes.SIGNATURE),
-            "implicated_nodes": sa.get(attributes.NODES) or [], "status": wf.status.name if wf.status else None,
-        })
+        rows.append(
+            {
+                "job_id": sa.get(attributes.JOB_ID),
+                "workflow_id": wf.id,
+                "user": sa.get(attributes.USER),
+                "state": sa.get(attributes.STATE),
+                "mode": None if ignored else sa.get(attributes.MODE),
+                "policy": memo.policy,
+                "reason": memo.ignored_reason,
+                "attempt": sa.get(attributes.ATTEMPT),
+                "signature": sa.get(attributes.SIGNATURE),
+                "implicated_nodes": sa.get(attributes.NODES) or [],
+                "status": wf.status.name if wf.status else None,
+            }
+        )
     if args.json:
         print_json(rows)
         return 0
@@ -64,9 +71,11 @@ async def _jobs(args: argparse.Namespace) -> int:
         return 0
     print(f"{'JOB':>8}  {'USER':10} {'STATE':18} {'MODE':8} {'POLICY':16} {'ATT':>3}  {'SIGNATURE':24} NODES")
     for r in rows:
-        print(f"{r['job_id'] or '?':>8}  {r['user'] or '':10} {r['state'] or '':18} {r['mode'] or '-':8} "
-              f"{r['policy'] or '-':16} {r['attempt'] if r['attempt'] is not None else '':>3}  "
-              f"{r['signature'] or '-':24} {','.join(r['implicated_nodes']) or '-'}")
+        print(
+            f"{r['job_id'] or '?':>8}  {r['user'] or '':10} {r['state'] or '':18} {r['mode'] or '-':8} "
+            f"{r['policy'] or '-':16} {r['attempt'] if r['attempt'] is not None else '':>3}  "
+            f"{r['signature'] or '-':24} {','.join(r['implicated_nodes']) or '-'}"
+        )
         if r["reason"]:
             print(f"{'':10}ignored: {r['reason']}")
     return 0

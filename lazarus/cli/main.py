@@ -83,8 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lazarus: Temporal refused the request: {exc.message}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as exc:
-        print(f"lazarus: {exc.cmd[0] if exc.cmd else 'a command'} did not answer within {exc.timeout:g} s",
-              file=sys.stderr)
+        print(
+            f"lazarus: {exc.cmd[0] if exc.cmd else 'a command'} did not answer within {exc.timeout:g} s",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("lazarus: interrupted", file=sys.stderr)

@@ -14,12 +14,11 @@ from lazarus.cli.common import failure_message, node_arg, operator_name, print_j
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
+from lazarus.models.names import ledger_id
 from lazarus.models.slurm import NodeState
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
-from lazarus.models.names import ledger_id
 from workflows.node_ledger import NodeLedgerWorkflow
-
 
 # What a DrainRequest accepts as its reason.
 REASON_MAX: int = next(m.max_length for m in DrainRequest.model_fields["reason"].metadata if hasattr(m, "max_length"))
@@ -38,8 +37,10 @@ class BadLedgerPolicy(LazarusError):
 
 
 POLICY_OPTIONS = {  # option → LedgerPolicy field
-    "--lemon-job-count": "lemon_job_count", "--lemon-window": "lemon_window",
-    "--max-drain-fraction": "max_drain_fraction", "--reconcile-interval": "reconcile_interval",
+    "--lemon-job-count": "lemon_job_count",
+    "--lemon-window": "lemon_window",
+    "--max-drain-fraction": "max_drain_fraction",
+    "--reconcile-interval": "reconcile_interval",
     "--max-implications": "max_implications",
 }
 
@@ -55,15 +56,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=lambda a: run_async(_resume, a))
     d = nsub.add_parser("drain", help="take a node out of service by hand (recorded in the ledger)")
     d.add_argument("node", type=node_arg)
-    d.add_argument("--reason", required=True, type=text_arg("reason", max_length=REASON_MAX),
-                   help=f"why (shown by sinfo -R; at most {REASON_MAX} characters)")
+    d.add_argument(
+        "--reason",
+        required=True,
+        type=text_arg("reason", max_length=REASON_MAX),
+        help=f"why (shown by sinfo -R; at most {REASON_MAX} characters)",
+    )
     d.set_defaults(func=lambda a: run_async(_drain, a))
-    pol = nsub.add_parser("policy", help="show the ledger's policy, or change it while the ledger runs "
-                                         "(until the workers restart with the configured one)")
+    pol = nsub.add_parser(
+        "policy",
+        help="show the ledger's policy, or change it while the ledger runs "
+        "(until the workers restart with the configured one)",
+    )
     for option, field in POLICY_OPTIONS.items():
         unit = " (seconds or ISO 8601)" if field in ("lemon_window", "reconcile_interval") else ""
-        pol.add_argument(option, dest=field, metavar="VALUE",
-                         help=f"{LedgerPolicy.model_fields[field].description}{unit}")
+        pol.add_argument(
+            option, dest=field, metavar="VALUE", help=f"{LedgerPolicy.model_fields[field].description}{unit}"
+        )
     pol.add_argument("--json", action="store_true")
     pol.set_defaults(func=lambda a: run_async(_policy, a))
 
@@ -78,8 +87,9 @@ async def _view(settings: Settings, handle) -> LedgerView:
     try:
         return await handle.query(NodeLedgerWorkflow.view)
     except RPCError as exc:
-        raise LedgerUnavailable(f"no node ledger for cluster {settings.cluster} (is a telemetry worker running?): "
-                                f"{exc.message}") from None
+        raise LedgerUnavailable(
+            f"no node ledger for cluster {settings.cluster} (is a telemetry worker running?): {exc.message}"
+        ) from None
 
 
 async def _slurm_nodes(settings: Settings) -> tuple[dict[str, NodeState], str | None]:
@@ -95,9 +105,12 @@ async def _slurm_nodes(settings: Settings) -> tuple[dict[str, NodeState], str | 
 
 def _row(rec: NodeRecord, slurm: NodeState | None) -> dict[str, Any]:
     """One record for --json: the ledger's fields, its drained view, Slurm's state and whether they agree."""
-    return {**rec.model_dump(mode="json"), "drained": rec.drained,
-            "slurm": slurm and {"state": slurm.state, "reason": slurm.reason, "drained": slurm.drained},
-            "agrees": None if slurm is None else rec.drained == slurm.drained}
+    return {
+        **rec.model_dump(mode="json"),
+        "drained": rec.drained,
+        "slurm": slurm and {"state": slurm.state, "reason": slurm.reason, "drained": slurm.drained},
+        "agrees": None if slurm is None else rec.drained == slurm.drained,
+    }
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -105,8 +118,13 @@ async def _list(args: argparse.Namespace) -> int:
     view = await _view(settings, handle)
     slurm, slurm_error = await _slurm_nodes(settings)
     if args.json:
-        print_json({**view.model_dump(mode="json"), "slurm_error": slurm_error,
-                    "nodes": [_row(rec, slurm.get(rec.node)) for rec in view.nodes]})
+        print_json(
+            {
+                **view.model_dump(mode="json"),
+                "slurm_error": slurm_error,
+                "nodes": [_row(rec, slurm.get(rec.node)) for rec in view.nodes],
+            }
+        )
         return 0
     if slurm_error:
         print(f"Slurm's node states unavailable: {slurm_error}")
@@ -126,8 +144,10 @@ async def _list(args: argparse.Namespace) -> int:
         if now and now.drained != rec.drained:  # the ledger has not caught up yet: it reconciles periodically
             state = f"{state} ≠"
             note = f"ledger and Slurm disagree; {note}"
-        print(f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4}  "
-              f"{'yes' if rec.drained else 'no':8} {state:16} {(last.signature if last else '-') or '-'}  {note}")
+        print(
+            f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4}  "
+            f"{'yes' if rec.drained else 'no':8} {state:16} {(last.signature if last else '-') or '-'}  {note}"
+        )
     return 0
 
 

@@ -29,13 +29,15 @@ class LazarusParser(argparse.ArgumentParser):
 
     _given: Sequence[str] = ()
 
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-                         ) -> tuple[argparse.Namespace, list[str]]:
+    def parse_known_args(
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         self._given = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
 
-    def parse_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-                   ) -> argparse.Namespace:  # type: ignore[override]
+    def parse_args(
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:  # type: ignore[override]
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             self._refuse(parsed, extras)

@@ -23,13 +23,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from lazarus.cli.common import run_async, settings_from, ui_link
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
+from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobStatus, RecoveryState
 from lazarus.models.slurm import SubmitRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.telemetry.optin import opt_in_comment, parse_opt_in
 from lazarus.temporal_client import connect
-from lazarus.models.names import workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 
 # sbatch and scontrol run as the calling user, on this host, with this limit.
@@ -45,18 +45,26 @@ class OptInRefused(LazarusError):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("submit", help="sbatch with the Lazarus opt-in comment added",
-                       description="Runs sbatch with the Lazarus opt-in in --comment (a comment of your own is kept "
-                       "next to it) and --open-mode=append (so logs survive requeues), then reports whether "
-                       "Lazarus watches the job.")
+    p = sub.add_parser(
+        "submit",
+        help="sbatch with the Lazarus opt-in comment added",
+        description="Runs sbatch with the Lazarus opt-in in --comment (a comment of your own is kept "
+        "next to it) and --open-mode=append (so logs survive requeues), then reports whether "
+        "Lazarus watches the job.",
+    )
     p.add_argument("--policy", help="policy to apply (default: the one your --comment names, else 'default')")
-    p.add_argument("--comment", dest="own_comment", metavar="TEXT", help="your own job comment, kept next to the opt-in")
+    p.add_argument(
+        "--comment", dest="own_comment", metavar="TEXT", help="your own job comment, kept next to the opt-in"
+    )
     _wait_argument(p)
     p.add_argument("sbatch_args", nargs=argparse.REMAINDER, help="-- then sbatch options, script and its arguments")
     p.set_defaults(func=_submit)
-    p = sub.add_parser("watch", help="attach Lazarus to an already submitted job",
-                       description="Adds the Lazarus opt-in to a submitted job's comment (keeping what it holds), "
-                       "then reports whether Lazarus watches the job.")
+    p = sub.add_parser(
+        "watch",
+        help="attach Lazarus to an already submitted job",
+        description="Adds the Lazarus opt-in to a submitted job's comment (keeping what it holds), "
+        "then reports whether Lazarus watches the job.",
+    )
     p.add_argument("job_id")
     p.add_argument("--policy", help="policy to apply (default: the one the job's comment names, else 'default')")
     _wait_argument(p)
@@ -64,8 +72,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _wait_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--wait", type=_seconds, default=DEFAULT_WAIT_S, metavar="SECONDS",
-                   help=f"how long to wait for Lazarus to pick the job up (default {DEFAULT_WAIT_S:g}; 0: do not wait)")
+    p.add_argument(
+        "--wait",
+        type=_seconds,
+        default=DEFAULT_WAIT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for Lazarus to pick the job up (default {DEFAULT_WAIT_S:g}; 0: do not wait)",
+    )
 
 
 def _seconds(text: str) -> float:
@@ -117,10 +130,13 @@ def _submit(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     extra, own = split_own_comment([a for a in args.sbatch_args if a != "--"])
     if own is not None and args.own_comment is not None:
-        raise OptInRefused("give your own comment once, either as `lazarus submit --comment` or among the sbatch "
-                           "arguments; nothing was submitted")
-    comment = checked_comment(settings, args.policy, own if own is not None else args.own_comment,
-                              "nothing was submitted")
+        raise OptInRefused(
+            "give your own comment once, either as `lazarus submit --comment` or among the sbatch "
+            "arguments; nothing was submitted"
+        )
+    comment = checked_comment(
+        settings, args.policy, own if own is not None else args.own_comment, "nothing was submitted"
+    )
     opts = [] if any(a.startswith("--open-mode") for a in extra) else ["--open-mode=append"]
     job_id = run_async(_submitted, settings, SubmitRequest(args=[*opts, *extra], comment=comment))
     print(f"Submitted batch job {job_id}")
@@ -156,8 +172,10 @@ async def _opt_in(settings: Settings, job_id: int, policy: str | None) -> bool:
     existing = await workflow_status(await connect(settings), settings.cluster, job_id)
     if existing is not None:
         if existing.state == RecoveryState.IGNORED or policy not in (None, existing.policy_name):
-            raise OptInRefused(f"{_verdict(existing)}; {unchanged}, because Lazarus reads a job's opt-in only "
-                               "when it first sees the job")
+            raise OptInRefused(
+                f"{_verdict(existing)}; {unchanged}, because Lazarus reads a job's opt-in only "
+                "when it first sees the job"
+            )
         return False
     async with _slurm(settings) as slurm:
         job = await slurm.job(job_id)
@@ -174,8 +192,10 @@ async def report_pickup(settings: Settings, job_id: int, wait_s: float) -> int:
     link = ui_link(settings, workflow_id(settings.cluster, job_id))
     if status is None:
         every = settings.discovery.interval.total_seconds()
-        print(f"Lazarus has not picked up job {job_id} within {wait_s:g} s (it looks for new jobs every {every:g} s); "
-              f"check later with `lazarus show {job_id}`")
+        print(
+            f"Lazarus has not picked up job {job_id} within {wait_s:g} s (it looks for new jobs every {every:g} s); "
+            f"check later with `lazarus show {job_id}`"
+        )
         return 0
     print(f"{_verdict(status)}: {link}")
     for note in status.opt_in_notes:
@@ -224,5 +244,7 @@ async def _query(handle: WorkflowHandle, job_id: int) -> JobStatus:
     try:
         return await handle.query(JobRecoveryWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
     except (RPCError, WorkflowQueryFailedError) as exc:
-        raise LazarusError(f"job {job_id} has a Lazarus workflow, but it did not answer "
-                           f"({getattr(exc, 'message', exc)}); is the control worker running?") from None
+        raise LazarusError(
+            f"job {job_id} has a Lazarus workflow, but it did not answer "
+            f"({getattr(exc, 'message', exc)}); is the control worker running?"
+        ) from None

@@ -6,8 +6,11 @@ from datetime import datetime
 
 from lazarus.models.recovery import Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
 
-_PHASES = {"startup": "start-up, before the first progress line", "training": "training",
-           "checkpoint": "checkpoint save"}
+_PHASES = {
+    "startup": "start-up, before the first progress line",
+    "training": "training",
+    "checkpoint": "checkpoint save",
+}
 _SOURCES = {"telemetry": "learned by telemetry", "policy": "the policy's rule, until telemetry reports"}
 
 
@@ -20,32 +23,42 @@ def _secs(a: datetime | None, b: datetime | None) -> str:
 
 
 def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
-    lines = [f"  attempt {attempt.index}: nodes {','.join(attempt.nodes) or '-'}"
-             f"{' (excluding ' + ','.join(attempt.excluded_nodes) + ')' if attempt.excluded_nodes else ''}"
-             f", started {_t(attempt.started_at)}, ended {_t(attempt.ended_at)}"
-             f"{' ' + attempt.end_state.value if attempt.end_state else ''}"
-             f"{f' exit {attempt.exit_code}' if attempt.exit_code is not None else ''}"]
-    lines.append(f"    progress: step {attempt.last_step if attempt.last_step is not None else '-'}, "
-                 f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
-                 f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}")
+    lines = [
+        f"  attempt {attempt.index}: nodes {','.join(attempt.nodes) or '-'}"
+        f"{' (excluding ' + ','.join(attempt.excluded_nodes) + ')' if attempt.excluded_nodes else ''}"
+        f", started {_t(attempt.started_at)}, ended {_t(attempt.ended_at)}"
+        f"{' ' + attempt.end_state.value if attempt.end_state else ''}"
+        f"{f' exit {attempt.exit_code}' if attempt.exit_code is not None else ''}"
+    ]
+    lines.append(
+        f"    progress: step {attempt.last_step if attempt.last_step is not None else '-'}, "
+        f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
+        f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}"
+    )
     if attempt.anomaly:
         a, d = attempt.anomaly, attempt.anomaly.diagnosis
-        lines.append(f"    anomaly: {a.kind.value} via {a.source}: {d.signature} ({d.category.value}), "
-                     f"nodes {','.join(d.implicated_nodes) or '-'}, confidence {d.confidence:.2f}; "
-                     f"recorded {_secs(a.observed_at, a.recorded_at)} after telemetry saw it")
+        lines.append(
+            f"    anomaly: {a.kind.value} via {a.source}: {d.signature} ({d.category.value}), "
+            f"nodes {','.join(d.implicated_nodes) or '-'}, confidence {d.confidence:.2f}; "
+            f"recorded {_secs(a.observed_at, a.recorded_at)} after telemetry saw it"
+        )
         for ev in d.evidence[:3]:
             lines.append(f"      {ev.file}:{ev.line_no}: {ev.text[:120]}")
         for note in d.notes[:3]:
             lines.append(f"      note: {note}")
     if attempt.advice_generation:
         adv = status.advice_history[attempt.advice_generation - 1]
-        lines.append(f"    advice {adv.generation}: {adv.action.value} "
-                     f"{'excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''} -> {adv.status.value}"
-                     f"{' by ' + adv.decided_by if adv.decided_by else ''}: {adv.reason}")
+        lines.append(
+            f"    advice {adv.generation}: {adv.action.value} "
+            f"{'excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''} -> {adv.status.value}"
+            f"{' by ' + adv.decided_by if adv.decided_by else ''}: {adv.reason}"
+        )
         nxt = next((b for b in status.attempts if b.index > attempt.index and b.started_at), None)
         if attempt.requeued_at:
-            lines.append(f"    action latency: decision -> requeue verified {_secs(adv.decided_at, attempt.requeued_at)}"
-                         f", decision -> next attempt running {_secs(adv.decided_at, nxt.started_at if nxt else None)}")
+            lines.append(
+                f"    action latency: decision -> requeue verified {_secs(adv.decided_at, attempt.requeued_at)}"
+                f", decision -> next attempt running {_secs(adv.decided_at, nxt.started_at if nxt else None)}"
+            )
     if attempt.outcome:
         lines.append(f"    outcome: {attempt.outcome}")
     return lines
@@ -53,8 +66,10 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
 
 def hang_line(budget: HangBudgetInForce, deadline: datetime | None) -> str:
     """The hang watchdog in force for the running attempt: its budget, where it comes from, when it fires."""
-    return (f"  hang watchdog: budget {budget.budget.total_seconds():g} s ({_PHASES[budget.phase.value]}; "
-            f"{_SOURCES[budget.source]}), fires at {_t(deadline)} unless progress comes first")
+    return (
+        f"  hang watchdog: budget {budget.budget.total_seconds():g} s ({_PHASES[budget.phase.value]}; "
+        f"{_SOURCES[budget.source]}), fires at {_t(deadline)} unless progress comes first"
+    )
 
 
 def refused_line(refused: list[RefusedAnswer]) -> str:
@@ -65,8 +80,10 @@ def refused_line(refused: list[RefusedAnswer]) -> str:
 
 
 def render_timeline(status: JobStatus, link: str) -> str:
-    out = [f"job {status.job_id} on {status.cluster}: {status.state.value} (mode {status.mode.value}, "
-           f"policy {status.policy_name})"]
+    out = [
+        f"job {status.job_id} on {status.cluster}: {status.state.value} (mode {status.mode.value}, "
+        f"policy {status.policy_name})"
+    ]
     if status.stop_reason:
         out.append(f"  reason: {status.stop_reason}")
     out.extend(f"  note: {note}" for note in status.opt_in_notes)
@@ -78,6 +95,8 @@ def render_timeline(status: JobStatus, link: str) -> str:
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
     if status.advice and status.advice.status.value == "pending":
-        out.append(f"  awaiting approval: lazarus advice approve {status.job_id} --generation {status.advice.generation}")
+        out.append(
+            f"  awaiting approval: lazarus advice approve {status.job_id} --generation {status.advice.generation}"
+        )
     out.append(f"  history: {link}")
     return "\n".join(out)

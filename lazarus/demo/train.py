@@ -55,17 +55,21 @@ def inject(fault: str, rank: int, node: str, step: int, on_fault_node: bool) -> 
             say("RuntimeError: CUDA error: unspecified launch failure")
             sys.exit(1)
         time.sleep(0.5)
-        say(f"[rank{rank}]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank {rank}] NCCL watchdog thread terminated with "
+        say(
+            f"[rank{rank}]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank {rank}] NCCL watchdog thread terminated with "
             f"exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5 "
-            f"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.")
+            f"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
+        )
         sys.exit(1)
     if fault == "ecc" and on_fault_node:
         say("RuntimeError: CUDA error: uncorrectable ECC error encountered")
         sys.exit(1)
     if fault == "nccl-timeout" and on_fault_node:
-        say(f"[rank{rank}]:[E ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: "
+        say(
+            f"[rank{rank}]:[E ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: "
             f"WorkNCCL(SeqNum={step * 3}, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) "
-            "ran for 600031 milliseconds before timing out.")
+            "ran for 600031 milliseconds before timing out."
+        )
         sys.exit(1)
     if fault == "app-error" and rank == 0:
         say("Traceback (most recent call last):")

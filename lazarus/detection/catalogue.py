@@ -81,7 +81,7 @@ class Signature(BaseModel):
     _regexes: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
-    def _check(self) -> "Signature":
+    def _check(self) -> Signature:
         if self.role in (Role.ROOT, Role.VICTIM):
             # Node evidence: the signature says its line names a node at fault (implicates_node, or, left
             # unset, an advice to exclude the node).
@@ -145,7 +145,7 @@ class XidMeaning(BaseModel):
     blames_node: bool = Field(description="the node is at fault: excluded now, or degrading (kept, but watched)")
 
     @classmethod
-    def of(cls, code: int, sig: Signature, listed: XidCode | None) -> "XidMeaning":
+    def of(cls, code: int, sig: Signature, listed: XidCode | None) -> XidMeaning:
         excludes = sig.blames_node and sig.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES
         hardware_warning = sig.category is Category.HARDWARE and (sig.role is Role.ADVISORY or sig.blames_node)
         return cls(
@@ -170,11 +170,11 @@ class Catalogue(BaseModel):
     unlisted_xid: str | None = Field(None, description="id of the signature that stands for any Xid not listed")
     signatures: list[Signature] = Field(min_length=1)
 
-    _matcher: "Matcher | None" = PrivateAttr(None)
+    _matcher: Matcher | None = PrivateAttr(None)
     _xids: dict[int, tuple[XidCode, Signature]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "Catalogue":
+    def _unique_ids(self) -> Catalogue:
         seen: set[str] = set()
         for sig in self.signatures:
             if sig.id in seen:
@@ -211,7 +211,7 @@ class Catalogue(BaseModel):
         """Every Xid code the catalogue lists, ascending."""
         return sorted(self._xids)
 
-    def xid(self, code: int) -> "XidMeaning":
+    def xid(self, code: int) -> XidMeaning:
         """What Xid ``code`` means; a code no signature lists gets the ``unlisted_xid`` signature's meaning."""
         listed = self._xids.get(code)
         if listed is not None:
@@ -225,7 +225,7 @@ class Catalogue(BaseModel):
         return self.matcher.match(line)
 
     @property
-    def matcher(self) -> "Matcher":
+    def matcher(self) -> Matcher:
         assert self._matcher is not None
         return self._matcher
 
@@ -267,7 +267,9 @@ def parse_catalogue(data: Any, source: str) -> Catalogue:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"signature catalogue {source} is invalid at {where or 'top level'}: {first['msg']}") from None
+        raise ConfigError(
+            f"signature catalogue {source} is invalid at {where or 'top level'}: {first['msg']}"
+        ) from None
 
 
 def load_catalogue(path: Path | str | None = None) -> Catalogue:

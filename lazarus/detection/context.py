@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 
 from lazarus.detection.layout import RankLayout, expand_bounded, expand_nodes
-from lazarus.detection.prefilter import trie_pattern
 from lazarus.detection.locate import NCCL_HOST, RANK_TAG, SRUN_LABEL, LocationKey
+from lazarus.detection.prefilter import trie_pattern
 from lazarus.errors import ConfigError
 
 MAX_FACTS = 65536
@@ -30,9 +30,17 @@ MAX_OUTSIDE_KEPT = 1024  # names outside the allocation remembered for that coun
 MAX_HOSTLIST_NAMES = 1024  # names read from one hostlist in the output when the allocation is not known
 
 # Literal keywords the prefilter must let through so that these lines are seen.
-CONTEXT_KEYWORDS = ("SLURMD_NODENAME=", "SLURM_JOB_NODELIST=", "SLURM_NODELIST=", "SLURM_TASKS_PER_NODE=",
-                    "SLURM_NTASKS_PER_NODE=", "Bootstrap : Using", "NET/IB : Using", "NET/Socket : Using",
-                    "localGid")
+CONTEXT_KEYWORDS = (
+    "SLURMD_NODENAME=",
+    "SLURM_JOB_NODELIST=",
+    "SLURM_NODELIST=",
+    "SLURM_TASKS_PER_NODE=",
+    "SLURM_NTASKS_PER_NODE=",
+    "Bootstrap : Using",
+    "NET/IB : Using",
+    "NET/Socket : Using",
+    "localGid",
+)
 
 _NODENAME = re.compile(r"\bSLURMD_NODENAME=([A-Za-z][\w.-]*)")
 _NODELIST = re.compile(r"\bSLURM_(?:JOB_)?NODELIST=([\w.\[\],-]+)")
@@ -44,8 +52,12 @@ _LOCAL_GID = re.compile(r"localGid (?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})")
 class LogContext:
     """Node-naming facts: the operator's layout plus what the log taught us."""
 
-    def __init__(self, layout: RankLayout | None = None, known_nodes: list[str] | None = None,
-                 allocation: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        layout: RankLayout | None = None,
+        known_nodes: list[str] | None = None,
+        allocation: list[str] | None = None,
+    ) -> None:
         self.layout = layout or RankLayout()
         self.allocation = frozenset(allocation) if allocation is not None else None
         self.outside: set[str] = set()  # names seen outside the allocation (at most MAX_OUTSIDE_KEPT)
@@ -159,13 +171,23 @@ class LogContext:
         if self.outside:
             shown = ", ".join(sorted(self.outside)[:MAX_OUTSIDE_SHOWN])
             rest = len(self.outside) - MAX_OUTSIDE_SHOWN
-            more = "" if rest <= 0 else f" and {'at least ' if len(self.outside) == MAX_OUTSIDE_KEPT else ''}{rest} more"
-            notes.append(f"the job's output names node(s) outside its allocation ({shown}{more}); ignored: "
-                         "a job's output can implicate only its own nodes")
+            more = (
+                "" if rest <= 0 else f" and {'at least ' if len(self.outside) == MAX_OUTSIDE_KEPT else ''}{rest} more"
+            )
+            notes.append(
+                f"the job's output names node(s) outside its allocation ({shown}{more}); ignored: "
+                "a job's output can implicate only its own nodes"
+            )
         if self.hostlist_cut:
-            notes.append("a hostlist in the job's output names more nodes than "
-                         + (f"its allocation holds ({len(self.allocation)})" if self.allocation is not None
-                            else f"{MAX_HOSTLIST_NAMES}") + "; only that many were read")
+            notes.append(
+                "a hostlist in the job's output names more nodes than "
+                + (
+                    f"its allocation holds ({len(self.allocation)})"
+                    if self.allocation is not None
+                    else f"{MAX_HOSTLIST_NAMES}"
+                )
+                + "; only that many were read"
+            )
         return notes
 
     def _canonical(self, host: str) -> str:

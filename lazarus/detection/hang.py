@@ -49,17 +49,18 @@ class HangBudget(BaseModel):
     saw_checkpoint_since_progress: bool = Field(False, description="the open interval contains a save")
 
     @classmethod
-    def for_attempt(cls, policy: Policy, attempt: int) -> "HangBudget":
+    def for_attempt(cls, policy: Policy, attempt: int) -> HangBudget:
         return cls(policy=policy, attempt=attempt)
 
-    def start_attempt(self, attempt: int) -> "HangBudget":
+    def start_attempt(self, attempt: int) -> HangBudget:
         """A new attempt began: forget this attempt's progress (the learned nothing carries over)."""
         return HangBudget.for_attempt(self.policy, attempt)
 
     @property
     def phase(self) -> HangPhase:
-        return HangPhase.of(progressed=self.last_progress_at is not None,
-                            checkpointing=self.checkpoint_started_at is not None)
+        return HangPhase.of(
+            progressed=self.last_progress_at is not None, checkpointing=self.checkpoint_started_at is not None
+        )
 
     def observe(self, sample: ProgressSample, now: datetime) -> None:
         """Account for one progress sample seen at ``now``. Samples that go backwards in step are ignored."""
@@ -95,5 +96,6 @@ class HangBudget(BaseModel):
 
     def budget(self) -> timedelta:
         """The allowed silence in the current phase, counted from :attr:`last_progress_at` (or the attempt's start)."""
-        return self.policy.phase_hang_budget(self.phase, slowest_step=self.slowest_step_interval,
-                                             slowest_checkpoint=self.slowest_checkpoint)
+        return self.policy.phase_hang_budget(
+            self.phase, slowest_step=self.slowest_step_interval, slowest_checkpoint=self.slowest_checkpoint
+        )

@@ -64,13 +64,13 @@ class RankLayout(BaseModel):
     explicit: dict[int, str] = Field(default_factory=dict, description="rank → node, learned or given; wins")
 
     @model_validator(mode="after")
-    def _check(self) -> "RankLayout":
+    def _check(self) -> RankLayout:
         if self.tasks_per_node is not None and not self.nodes:
             raise ValueError("tasks_per_node needs the node list")
         return self
 
     @classmethod
-    def from_slurm(cls, nodelist: str, tasks_per_node: int | None = None) -> "RankLayout":
+    def from_slurm(cls, nodelist: str, tasks_per_node: int | None = None) -> RankLayout:
         """Block distribution over a Slurm node list, e.g. ``from_slurm("node[1-4]", 8)``."""
         return cls(nodes=expand_nodes(nodelist), tasks_per_node=tasks_per_node)
 

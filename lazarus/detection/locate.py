@@ -10,7 +10,7 @@ layout or an NCCL address may be learned from a line printed later.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lazarus.detection.catalogue import Locator
 
@@ -26,7 +26,7 @@ SYSLOG_HOST = re.compile(
 )
 SRUN_NODE = re.compile(r"srun: error: ([A-Za-z][\w.-]*): task \d+")
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), start=1)}
+_MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], start=1)}
 ISO_TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
 SYSLOG_TS = re.compile(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d):(\d\d):(\d\d)\b")
 GLOG_TS = re.compile(r"\[?[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
@@ -34,7 +34,7 @@ GLOG_TS = re.compile(r"\[?[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))
 
 def _seconds(year: int, month: int, day: int, hh: int, mm: int, ss: int, frac: str | None) -> float | None:
     try:
-        base = datetime(year, month, day, hh, mm, ss, tzinfo=timezone.utc).timestamp()
+        base = datetime(year, month, day, hh, mm, ss, tzinfo=UTC).timestamp()
     except ValueError:
         return None
     return base + (float("0." + frac) if frac else 0.0)

@@ -37,12 +37,12 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 
+
 def normalize(line: str) -> str:
     """``line`` without the tool prefixes in front of its message (at most ``MAX_PREFIXES`` are stripped)."""
     for _ in range(MAX_PREFIXES):
         found = _PREFIX.match(line)
         if found is None or found.end() == 0:
             break
-        line = line[found.end():]
+        line = line[found.end() :]
     return line.strip()
-

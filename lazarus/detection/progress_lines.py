@@ -86,9 +86,15 @@ def _lazarus(line: str) -> ProgressSample | None:
     elif checkpoint is not None and "loss" not in kv and "samples_per_s" not in kv:
         event = ProgressEvent.CHECKPOINT_SAVED
     return ProgressSample(
-        source="lazarus", event=event, step=_int(kv.get("step")), total_steps=_int(kv.get("total_steps")),
-        loss=_float(kv.get("loss")), samples_per_s=_float(kv.get("samples_per_s")),
-        step_time_s=_float(kv.get("step_time_s")), checkpoint_step=checkpoint, epoch=_float(kv.get("epoch")),
+        source="lazarus",
+        event=event,
+        step=_int(kv.get("step")),
+        total_steps=_int(kv.get("total_steps")),
+        loss=_float(kv.get("loss")),
+        samples_per_s=_float(kv.get("samples_per_s")),
+        step_time_s=_float(kv.get("step_time_s")),
+        checkpoint_step=checkpoint,
+        epoch=_float(kv.get("epoch")),
         rank=_int(kv.get("rank")),
     )
 
@@ -115,9 +121,12 @@ def _megatron(line: str) -> ProgressSample | None:
     gbs = _int(m.group(1)) if (m := _MEG_GBS.search(line)) else None
     step_time = ms / 1000.0 if ms else None
     return ProgressSample(
-        source="megatron", step=int(found.group(1)), total_steps=int(found.group(2)),
+        source="megatron",
+        step=int(found.group(1)),
+        total_steps=int(found.group(2)),
         loss=_float(m.group(1)) if (m := _MEG_LOSS.search(line)) else None,
-        step_time_s=step_time, samples_per_s=gbs / step_time if gbs and step_time else None,
+        step_time_s=step_time,
+        samples_per_s=gbs / step_time if gbs and step_time else None,
     )
 
 
@@ -137,7 +146,9 @@ def _hf(line: str) -> ProgressSample | None:
     if not (epoch or (step and "global_step=" in line)):
         return None
     return ProgressSample(
-        source="hf", loss=_float(loss.group(1)) if loss else None, epoch=_float(epoch.group(1)) if epoch else None,
+        source="hf",
+        loss=_float(loss.group(1)) if loss else None,
+        epoch=_float(epoch.group(1)) if epoch else None,
         step=_int(step.group(1) or step.group(2)) if step else None,
         samples_per_s=_float(m.group(1)) if (m := _HF_SPS.search(line)) else None,
     )
@@ -159,8 +170,11 @@ def _tqdm(line: str) -> ProgressSample | None:
     step_time = 1.0 / rate if rate else seconds_per_it
     loss = _POSTFIX_LOSS.search(found.group(6) or "")
     return ProgressSample(
-        source="lightning" if found.group(1) is not None else "tqdm", step=int(found.group(2)),
-        total_steps=int(found.group(3)), step_time_s=step_time, epoch=_float(found.group(1)),
+        source="lightning" if found.group(1) is not None else "tqdm",
+        step=int(found.group(2)),
+        total_steps=int(found.group(3)),
+        step_time_s=step_time,
+        epoch=_float(found.group(1)),
         loss=_float(loss.group(1)) if loss else None,
     )
 

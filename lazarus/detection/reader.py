@@ -61,8 +61,9 @@ class _BlockScanner:
             line_no += data.count(b"\n", counted_to, start)
             counted_to = start
             if end - start > MAX_LINE_BYTES:
-                self.analyzer.note(f"{self.name}:{line_no + 1}: line longer than "
-                                   f"{MAX_LINE_BYTES // 1024} KiB; only its start was read")
+                self.analyzer.note(
+                    f"{self.name}:{line_no + 1}: line longer than {MAX_LINE_BYTES // 1024} KiB; only its start was read"
+                )
             raw = data[start : min(end, start + MAX_LINE_BYTES)].replace(b"\n", b" ")
             self.analyzer.feed_candidate(self.name, line_no + 1, raw.decode("utf-8", "replace"))
             position = end + 1

@@ -47,8 +47,9 @@ class LogAccess(BaseModel):
 
 
 def _under(directory: str, roots: tuple[Path, ...]) -> bool:
-    return any(directory == r or directory.startswith(r.rstrip("/") + "/")
-               for r in (os.path.realpath(root) for root in roots))
+    return any(
+        directory == r or directory.startswith(r.rstrip("/") + "/") for r in (os.path.realpath(root) for root in roots)
+    )
 
 
 def _open_dir_nofollow(directory: str) -> int:
@@ -72,8 +73,10 @@ def open_log(path: str, access: LogAccess) -> int:
     parent, name = os.path.split(path)
     resolved = os.path.realpath(parent)
     if access.roots and not _under(resolved, access.roots):
-        raise LogRefusedError(f"{path} is outside the allowed log directories "
-                              f"({', '.join(str(r) for r in access.roots)}; discovery.log_roots)")
+        raise LogRefusedError(
+            f"{path} is outside the allowed log directories "
+            f"({', '.join(str(r) for r in access.roots)}; discovery.log_roots)"
+        )
     try:
         dir_fd = _open_dir_nofollow(resolved)
     except OSError as exc:
@@ -99,7 +102,9 @@ def _open_file(path: str, name: str, dir_fd: int, access: LogAccess) -> int:
         info = os.fstat(fd)
         _check_kind(path, info)
         if access.owner_uid is not None and info.st_uid != access.owner_uid:
-            raise LogRefusedError(f"{path} belongs to uid {info.st_uid}, not to the job's user (uid {access.owner_uid})")
+            raise LogRefusedError(
+                f"{path} belongs to uid {info.st_uid}, not to the job's user (uid {access.owner_uid})"
+            )
     except BaseException:
         os.close(fd)
         raise

@@ -53,8 +53,11 @@ class FileTail(BaseModel):
     device: int | None = None
     offset: int = Field(0, ge=0, description="bytes consumed, including the partial line")
     line_no: int = Field(0, ge=0, description="lines ended by a newline so far")
-    partial: bytes = Field(b"", description="start of an unfinished last line (at most MAX_LINE_BYTES after a "
-                           "leading \\r, which marks that the line's earlier \\r segments were returned)")
+    partial: bytes = Field(
+        b"",
+        description="start of an unfinished last line (at most MAX_LINE_BYTES after a "
+        "leading \\r, which marks that the line's earlier \\r segments were returned)",
+    )
     skipping: bool = Field(False, description="inside an overlong line whose start was already returned")
     shown: int = Field(0, ge=0, description="bytes of the partial's last \\r segment already returned")
 

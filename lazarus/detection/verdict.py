@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 
 from lazarus.detection.calibration import calibrate
-from lazarus.detection.catalogue import Role
 from lazarus.detection.candidate import Candidate, Findings
+from lazarus.detection.catalogue import Role
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 
 MAX_EVIDENCE = 20
@@ -53,7 +53,8 @@ def candidate_nodes(analyzer: Findings, candidate: Candidate) -> list[str]:
 
 def _hardware_coroots(others: list[Candidate]) -> list[Candidate]:
     return [
-        o for o in others
+        o
+        for o in others
         if o.signature.role is Role.ROOT
         and o.signature.category is Category.HARDWARE
         and o.signature.retry_advice is RetryAdvice.RETRY_EXCLUDING_NODES

@@ -75,8 +75,12 @@ class Component:
         for attempt in range(1, BIND_RETRIES + 1):
             offset = log_file.stat().st_size if log_file.exists() else 0
             pid = procs.start_daemon(
-                self.argv, log_file=log_file, pid_file=layout.pid_file(self.name),
-                env=self.env, user=self.user, cwd=layout.root,
+                self.argv,
+                log_file=log_file,
+                pid_file=layout.pid_file(self.name),
+                env=self.env,
+                user=self.user,
+                cwd=layout.root,
             )
             if not self._died_of_busy_port(pid, log_file, offset) or attempt == BIND_RETRIES:
                 return pid
@@ -111,9 +115,7 @@ class Component:
         deadline = time.monotonic() + self.ready_timeout
         while not self.ready():
             if pid is None or not procs.is_alive(pid):
-                raise DevStackError(
-                    f"{self.name} exited during start-up; {log_excerpt(layout.log_file(self.name))}"
-                )
+                raise DevStackError(f"{self.name} exited during start-up; {log_excerpt(layout.log_file(self.name))}")
             if time.monotonic() > deadline:
                 raise DevStackError(
                     f"{self.name} is running but not ready after {self.ready_timeout:.0f} s; "

@@ -37,9 +37,18 @@ def _prepare(layout: Layout) -> None:
     if install is None:
         raise DevStackError("mariadb-install-db not found: install the mariadb-server package")
     proc = subprocess.run(
-        [install, "--no-defaults", f"--user={MYSQL_USER}", f"--datadir={_datadir(layout)}",
-         "--auth-root-authentication-method=socket", "--skip-test-db"],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        [
+            install,
+            "--no-defaults",
+            f"--user={MYSQL_USER}",
+            f"--datadir={_datadir(layout)}",
+            "--auth-root-authentication-method=socket",
+            "--skip-test-db",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if proc.returncode != 0:
         raise DevStackError(f"initialising the MariaDB data directory failed: {shorten(proc.stderr or proc.stdout)}")
@@ -55,7 +64,10 @@ def _bootstrap(layout: Layout) -> None:
     client = shutil.which("mariadb") or shutil.which("mysql") or "mariadb"
     proc = subprocess.run(
         [client, "--no-defaults", f"--socket={layout.mysql_socket}", "-uroot", "-e", sql],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     if proc.returncode != 0:
         raise DevStackError(f"creating the slurm database user failed: {shorten(proc.stderr)}")

@@ -28,7 +28,9 @@ def missing_packages(names: tuple[str, ...] | list[str]) -> list[str]:
     """Those of ``names`` that dpkg does not report as installed."""
     proc = subprocess.run(
         ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *names],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
     )
     installed = {line.split()[0] for line in proc.stdout.splitlines() if line.endswith(" installed")}
     return [n for n in names if n not in installed]
@@ -58,7 +60,10 @@ def _apt(args: list[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     return subprocess.run(
         ["apt-get", "-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}", *args],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
 
 

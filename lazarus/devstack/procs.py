@@ -143,9 +143,7 @@ def slurm_leftovers(slurm_conf: Path) -> list[int]:
     """slurmstepd processes of the cluster configured by ``slurm_conf``, and their descendants."""
     want = str(slurm_conf)
     steps = [
-        pid
-        for pid in all_pids()
-        if read_comm(pid) == "slurmstepd" and read_environ(pid).get("SLURM_CONF") == want
+        pid for pid in all_pids() if read_comm(pid) == "slurmstepd" and read_environ(pid).get("SLURM_CONF") == want
     ]
     return sorted(_with_descendants(steps))
 

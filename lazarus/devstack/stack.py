@@ -205,8 +205,10 @@ def check_reachable(root: Path) -> None:
     """
     info = root.stat()
     if info.st_uid != os.geteuid():
-        raise DevStackError(f"state directory {root} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}); "
-                            "another user could have planted its configuration: remove it or choose another")
+        raise DevStackError(
+            f"state directory {root} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}); "
+            "another user could have planted its configuration: remove it or choose another"
+        )
     root.chmod((info.st_mode | 0o755) & ~0o022)  # others search it (munge, mysql), only its owner writes it
     for d in [root, *root.parents]:
         if not d.stat().st_mode & 0o001:

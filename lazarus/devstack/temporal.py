@@ -32,15 +32,24 @@ def temporal_binary() -> Path:
 
 def temporal_component(dev: DevSettings, layout: Layout, env: dict[str, str]) -> Component:
     argv = [
-        str(temporal_binary()), "server", "start-dev",
-        "--ip", "127.0.0.1",
-        "--port", str(dev.temporal_port),
-        "--ui-port", str(dev.temporal_ui_port),
-        "--db-filename", str(layout.temporal_db),
-        "--sqlite-pragma", "journal_mode=WAL",
-        "--sqlite-pragma", "synchronous=NORMAL",
+        str(temporal_binary()),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(dev.temporal_port),
+        "--ui-port",
+        str(dev.temporal_ui_port),
+        "--db-filename",
+        str(layout.temporal_db),
+        "--sqlite-pragma",
+        "journal_mode=WAL",
+        "--sqlite-pragma",
+        "synchronous=NORMAL",
         "--ui-disable-news-fetch",
-        "--log-level", "warn",
+        "--log-level",
+        "warn",
     ]
     for name, kind in SEARCH_ATTRIBUTES.items():
         argv += ["--search-attribute", f"{name}={kind}"]

@@ -39,9 +39,21 @@ def poller_pids(dev: DevSettings, task_queue: str) -> set[int]:
     """Pids of processes on this host polling ``task_queue`` (from their Temporal identity)."""
     try:
         proc = subprocess.run(
-            [str(temporal_binary()), "task-queue", "describe", "--task-queue", task_queue,
-             "--address", f"127.0.0.1:{dev.temporal_port}", "-o", "json"],
-            capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL,
+            [
+                str(temporal_binary()),
+                "task-queue",
+                "describe",
+                "--task-queue",
+                task_queue,
+                "--address",
+                f"127.0.0.1:{dev.temporal_port}",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
         )
         pollers = json.loads(proc.stdout).get("pollers") or []
     except (subprocess.TimeoutExpired, ValueError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from loguru import logger
 from pynvml import NVMLError
@@ -22,7 +22,7 @@ from lazarus.health.nvml import NvmlReader
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class NodeAgent:

@@ -39,10 +39,7 @@ class NodeHealthRequest(BaseModel):
     def promql(self) -> str:
         # A dot in a node name is literal; in the PromQL string the regex escape needs a doubled backslash.
         names = "|".join(n.replace(".", "\\\\.") for n in self.nodes)
-        return (
-            '{__name__=~"lazarus_node_health|lazarus_gpu_health|DCGM_FI_DEV_XID_ERRORS", '
-            f'Hostname=~"{names}"}}'
-        )
+        return f'{{__name__=~"lazarus_node_health|lazarus_gpu_health|DCGM_FI_DEV_XID_ERRORS", Hostname=~"{names}"}}'
 
 
 class NodeHealthSummary(BaseModel):

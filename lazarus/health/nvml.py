@@ -82,7 +82,7 @@ class NvmlReader:
         self._events_unknown: dict[int, str] = {}
         self._register_xid_events()
 
-    def __enter__(self) -> "NvmlReader":
+    def __enter__(self) -> NvmlReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -154,7 +154,6 @@ class NvmlReader:
                 continue
             events.append(XidEvent(gpu=gpu[0], uuid=gpu[1], xid=int(data.eventData), time=now))
         return events
-
 
     def _event_gpu(self, data: Any) -> tuple[int, str] | None:
         """(index, uuid) of the event's device: by handle, which NVML hands back unchanged, else by UUID."""

@@ -50,7 +50,6 @@ class _Probe:
             return None
 
 
-
 def read_gpu(index: int, handle: Any, uuid: str, unknown: dict[str, str]) -> GpuHealth:
     """Every counter of one GPU; ``unknown`` holds fields already known to be unreadable."""
     p = _Probe()

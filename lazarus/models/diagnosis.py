@@ -10,7 +10,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 MAX_OUTSIDE_NAMED = 8  # nodes outside an allocation named in a note; the rest are counted
 
 
@@ -83,7 +82,7 @@ class Diagnosis(BaseModel):
     explanation: str = Field("", description="one-paragraph human summary")
     notes: list[str] = Field(default_factory=list, description="problems reading input, degraded sources, ...")
 
-    def bound_to_allocation(self, allocation: Collection[str], source: str = "the diagnosis") -> "Diagnosis":
+    def bound_to_allocation(self, allocation: Collection[str], source: str = "the diagnosis") -> Diagnosis:
         """This diagnosis with only the implicated nodes of the attempt's ``allocation`` (so never more than
         it holds); any other is dropped and the drop noted. A job's output, its metrics or an external
         provider can implicate only the job's own nodes."""

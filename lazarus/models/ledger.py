@@ -20,7 +20,8 @@ class LedgerPolicy(_Model):
         0.25, gt=0, le=1, description="never drain more than this fraction of the cluster's nodes"
     )
     reconcile_interval: timedelta = Field(
-        timedelta(minutes=5), gt=timedelta(0),
+        timedelta(minutes=5),
+        gt=timedelta(0),
         description="how often the ledger reads Slurm's node states and corrects its drained records",
     )
     max_implications: int = Field(
@@ -79,8 +80,9 @@ class LedgerInput(_Model):
     scheduler_queue: str = "lazarus-scheduler"
     nodes: dict[str, NodeRecord] = Field(default_factory=dict)
     mode_override: str | None = Field(
-        None, description="cluster-wide mode set by an operator (`lazarus mode`); wins over the configured mode "
-        "for new jobs, so the kill switch also holds for jobs submitted after it"
+        None,
+        description="cluster-wide mode set by an operator (`lazarus mode`); wins over the configured mode "
+        "for new jobs, so the kill switch also holds for jobs submitted after it",
     )
     mode_set_by: str | None = None
 

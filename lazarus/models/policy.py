@@ -23,7 +23,7 @@ class HangPhase(StrEnum):
     CHECKPOINT = "checkpoint"  # a save has started and not finished
 
     @classmethod
-    def of(cls, *, progressed: bool, checkpointing: bool) -> "HangPhase":
+    def of(cls, *, progressed: bool, checkpointing: bool) -> HangPhase:
         """The phase of an attempt that has (or has not) printed progress and is (or is not) saving."""
         if checkpointing:
             return cls.CHECKPOINT
@@ -76,7 +76,7 @@ class Policy(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _bounds(self) -> "Policy":
+    def _bounds(self) -> Policy:
         if self.hang_budget_min > self.hang_budget_max:
             raise ValueError("hang_budget_min must not exceed hang_budget_max")
         return self
@@ -90,8 +90,9 @@ class Policy(BaseModel):
         ceiling = max(self.hang_budget_max, self.startup_grace) if phase is HangPhase.STARTUP else self.hang_budget_max
         return min(ceiling, max(self.hang_budget_min, value))
 
-    def phase_hang_budget(self, phase: HangPhase, slowest_step: timedelta | None = None,
-                          slowest_checkpoint: timedelta | None = None) -> timedelta:
+    def phase_hang_budget(
+        self, phase: HangPhase, slowest_step: timedelta | None = None, slowest_checkpoint: timedelta | None = None
+    ) -> timedelta:
         """The hang budget in ``phase``, given the slowest step interval and save seen so far (None: none yet).
 
         - start-up: ``startup_grace``;

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,7 +37,9 @@ class RecoveryState(StrEnum):
     IGNORED = "ignored"  # the job's opt-in comment is invalid; Lazarus leaves it alone (terminal)
 
 
-TERMINAL_STATES = frozenset({RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, RecoveryState.IGNORED})
+TERMINAL_STATES = frozenset(
+    {RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, RecoveryState.IGNORED}
+)
 
 
 class AdviceAction(StrEnum):
@@ -138,8 +140,7 @@ class RefusedAnswer(_Model):
 
     def describe(self) -> str:
         """One sentence: what was refused, from whom, and why."""
-        return (f"refused {self.kind} signal for advice generation {self.generation} from {self.operator}: "
-                f"{self.reason}")
+        return f"refused {self.kind} signal for advice generation {self.generation} from {self.operator}: {self.reason}"
 
 
 class JobRecoveryInput(_Model):
@@ -155,12 +156,20 @@ class JobRecoveryInput(_Model):
     cluster_mode: Mode = Mode.MONITOR
     job_mode: Mode | None = Field(None, description="per-job override (`lazarus mode act --job N`)")
     opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
-    opt_in_notes: list[str] = Field(default_factory=list, description="what became of the comment's requests "
-                                    "beyond applying them (e.g. a request for act mode not needed or clamped)")
-    telemetry_notes: list[str] = Field(default_factory=list, description="what telemetry would not or could not "
-                                       f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})")
-    refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal that were "
-                                                 f"refused, oldest first (the newest {MAX_REFUSED_ANSWERS})")
+    opt_in_notes: list[str] = Field(
+        default_factory=list,
+        description="what became of the comment's requests "
+        "beyond applying them (e.g. a request for act mode not needed or clamped)",
+    )
+    telemetry_notes: list[str] = Field(
+        default_factory=list,
+        description="what telemetry would not or could not "
+        f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})",
+    )
+    refused_answers: list[RefusedAnswer] = Field(
+        default_factory=list,
+        description=f"answers by signal that were refused, oldest first (the newest {MAX_REFUSED_ANSWERS})",
+    )
     # carried across continue-as-new
     attempts: list[Attempt] = Field(default_factory=list)
     advice_history: list[Advice] = Field(default_factory=list)
@@ -222,8 +231,9 @@ class TelemetryNote(_Model):
     text: str = Field(min_length=1, max_length=500)
 
 
-JobEvent = Annotated[Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected, TelemetryNote],
-                     Field(discriminator="type")]
+JobEvent = Annotated[
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote, Field(discriminator="type")
+]
 
 
 class JobEventEnvelope(_Model):
@@ -262,8 +272,9 @@ class HangBudgetInForce(_Model):
 
     budget: timedelta
     phase: HangPhase
-    source: Literal["telemetry", "policy"] = Field(description="learned by telemetry and sent with its digests, "
-                                                   "or the policy's rule for the phase (no digest yet)")
+    source: Literal["telemetry", "policy"] = Field(
+        description="learned by telemetry and sent with its digests, or the policy's rule for the phase (no digest yet)"
+    )
 
 
 class JobStatus(_Model):

@@ -36,7 +36,7 @@ class JobState(StrEnum):
     UNKNOWN = "UNKNOWN"
 
     @classmethod
-    def parse(cls, raw: str | None) -> "JobState":
+    def parse(cls, raw: str | None) -> JobState:
         words = raw.split() if isinstance(raw, str) else []
         base = words[0].rstrip("+") if words else ""
         try:
@@ -55,8 +55,15 @@ class JobState(StrEnum):
 
 _FINISHED = frozenset(
     {
-        JobState.COMPLETED, JobState.CANCELLED, JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL,
-        JobState.PREEMPTED, JobState.BOOT_FAIL, JobState.DEADLINE, JobState.OUT_OF_MEMORY,
+        JobState.COMPLETED,
+        JobState.CANCELLED,
+        JobState.FAILED,
+        JobState.TIMEOUT,
+        JobState.NODE_FAIL,
+        JobState.PREEMPTED,
+        JobState.BOOT_FAIL,
+        JobState.DEADLINE,
+        JobState.OUT_OF_MEMORY,
     }
 )
 _FAILED = frozenset({JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL, JobState.BOOT_FAIL, JobState.OUT_OF_MEMORY})

@@ -43,12 +43,12 @@ class SlurmClient(SlurmReader):
     """Slurm reads and actions. ``verify_timeout`` bounds how long an action waits to see its result."""
 
     @classmethod
-    def from_settings(cls, settings: SchedulerSettings) -> "SlurmClient":
+    def from_settings(cls, settings: SchedulerSettings) -> SlurmClient:
         """The service's client: the transport (local or SSH) the settings ask for."""
         return cls(build_transport(settings), command_timeout=settings.command_timeout_s)
 
     @classmethod
-    def local(cls, settings: SchedulerSettings, *, command_timeout: float) -> "SlurmClient":
+    def local(cls, settings: SchedulerSettings, *, command_timeout: float) -> SlurmClient:
         """A client that runs commands on this host as the calling user (the CLI acts for its user).
 
         Never the service's SSH login: a job a person submits must be theirs.
@@ -76,8 +76,11 @@ class SlurmClient(SlurmReader):
             return JobActionResult(job_id=before.job_id, changed=False, state=before.state, held=before.held)
         await self.run(["scancel", str(before.job_id)], f"job {before.job_id}")
         after = await wait_for(
-            lambda: self.job(before.job_id), lambda j: j.state.finished,
-            timeout=self.verify_timeout, what=f"job {before.job_id} cancelled", heartbeat=heartbeat,
+            lambda: self.job(before.job_id),
+            lambda j: j.state.finished,
+            timeout=self.verify_timeout,
+            what=f"job {before.job_id} cancelled",
+            heartbeat=heartbeat,
         )
         return JobActionResult(job_id=after.job_id, changed=True, state=after.state, held=after.held)
 
@@ -88,8 +91,11 @@ class SlurmClient(SlurmReader):
             return JobActionResult(job_id=before.job_id, changed=False, state=before.state, held=False)
         await self.run(["scontrol", "release", str(before.job_id)], f"job {before.job_id}")
         after = await wait_for(
-            lambda: self.job(before.job_id), lambda j: not j.held,
-            timeout=self.verify_timeout, what=f"job {before.job_id} released", heartbeat=heartbeat,
+            lambda: self.job(before.job_id),
+            lambda j: not j.held,
+            timeout=self.verify_timeout,
+            what=f"job {before.job_id} released",
+            heartbeat=heartbeat,
         )
         return JobActionResult(job_id=after.job_id, changed=True, state=after.state, held=after.held)
 

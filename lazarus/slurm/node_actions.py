@@ -68,8 +68,11 @@ async def _verified(
     if not names:
         return NodeActionResult()
     nodes = await wait_for(
-        lambda: _current(client, names), lambda current: all(wanted(n) for n in current.values()),
-        timeout=client.verify_timeout, what=f"node(s) {', '.join(names)} {what}", heartbeat=heartbeat,
+        lambda: _current(client, names),
+        lambda current: all(wanted(n) for n in current.values()),
+        timeout=client.verify_timeout,
+        what=f"node(s) {', '.join(names)} {what}",
+        heartbeat=heartbeat,
     )
     return NodeActionResult(
         changed=changed, unchanged=[n for n in names if n not in changed], nodes=list(nodes.values())

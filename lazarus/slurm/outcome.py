@@ -42,11 +42,13 @@ _REFUSED = re.compile(
 
 def error_for(result: CommandResult, subject: str) -> SlurmError:
     """The typed error for a command that exited non-zero; ``subject`` names what it was about (``job 12``)."""
-    text = (result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}")
+    text = result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}"
     detail = shorten(text)
     command = " ".join(result.argv[:3])
     if _UNREACHABLE.search(text):
-        return ControllerUnreachableError(f"Slurm controller unreachable while running {command} ({detail}); retrying later")
+        return ControllerUnreachableError(
+            f"Slurm controller unreachable while running {command} ({detail}); retrying later"
+        )
     if _UNKNOWN_JOB.search(text):
         return UnknownJobError(f"Slurm does not know {subject} ({detail})")
     if _UNKNOWN_NODE.search(text):

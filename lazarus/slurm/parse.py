@@ -9,7 +9,8 @@ producing jobs with silently empty fields.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+
 import hostlist
 
 from lazarus import hostlists
@@ -43,8 +44,9 @@ def expand_nodes(text: str | None) -> list[str]:
 # "Key=" look-alikes). In `scontrol show` (multi-line) output each of them ends its
 # line, so the value is the rest of that line: a comment such as "x Restarts=9
 # StdOut=/etc/shadow" can never be mistaken for Slurm's own fields.
-JOB_FREE_TEXT = frozenset({"JobName", "Command", "WorkDir", "Comment", "AdminComment", "SystemComment",
-                           "StdErr", "StdIn", "StdOut"})
+JOB_FREE_TEXT = frozenset(
+    {"JobName", "Command", "WorkDir", "Comment", "AdminComment", "SystemComment", "StdErr", "StdIn", "StdOut"}
+)
 NODE_FREE_TEXT = frozenset({"OS", "Reason", "Comment", "Extra"})
 
 
@@ -96,7 +98,7 @@ def _local_time(text: str | None) -> datetime | None:
     if text is None or text.strip() in _NULLS:
         return None
     try:
-        return datetime.fromisoformat(text.strip()).astimezone(timezone.utc)
+        return datetime.fromisoformat(text.strip()).astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted past the calendar by the local zone
         raise MalformedOutputError(f"Slurm printed a time that is not ISO 8601: {shorten(text)}") from None
 
@@ -164,7 +166,9 @@ def parse_scontrol_nodes(text: str) -> list[NodeState]:
         if not fields.get("NodeName") or not fields.get("State"):
             raise MalformedOutputError(f"scontrol node record without NodeName/State: {shorten(lines[0])}")
         reason = fields.get("Reason", "")
-        nodes.append(NodeState(name=fields["NodeName"], state=fields["State"], reason="" if reason in _NULLS else reason))
+        nodes.append(
+            NodeState(name=fields["NodeName"], state=fields["State"], reason="" if reason in _NULLS else reason)
+        )
     return nodes
 
 

@@ -10,7 +10,7 @@ has the real path. Later versions' ``{"set", "number"}`` wrappers are accepted t
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from lazarus.errors import shorten
@@ -31,7 +31,7 @@ def _epoch(value: Any) -> datetime | None:
         value = value.get("number") if value.get("set", True) else None
     if value in (None, 0) or not isinstance(value, int):
         return None
-    return datetime.fromtimestamp(value, tz=timezone.utc)
+    return datetime.fromtimestamp(value, tz=UTC)
 
 
 def _number(value: Any, default: int = 0) -> int:

@@ -46,8 +46,10 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
     already_done = job.restarts > request.expected_attempt
     # A job still pending for its first run of this attempt has nothing to requeue: it is held,
     # updated and released, and keeps its attempt index.
-    target_attempt = request.expected_attempt if (job.state is JobState.PENDING and not already_done) else (
-        request.expected_attempt + 1
+    target_attempt = (
+        request.expected_attempt
+        if (job.state is JobState.PENDING and not already_done)
+        else (request.expected_attempt + 1)
     )
     if not already_done:
         await _hold(client, job, heartbeat)
@@ -87,8 +89,11 @@ async def _hold(client: SlurmReader, job: JobSnapshot, heartbeat: Heartbeat) -> 
 async def _settle(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> JobSnapshot:
     """Wait until a requeued job has left COMPLETING (its old processes are gone) and is PENDING."""
     return await wait_for(
-        lambda: client.job(job_id), lambda j: j.state not in _IN_TRANSITION,
-        timeout=client.verify_timeout, what=f"job {job_id} requeued and pending", heartbeat=heartbeat,
+        lambda: client.job(job_id),
+        lambda j: j.state not in _IN_TRANSITION,
+        timeout=client.verify_timeout,
+        what=f"job {job_id} requeued and pending",
+        heartbeat=heartbeat,
     )
 
 
@@ -113,7 +118,11 @@ async def _release(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> No
 
 
 async def _verify(
-    client: SlurmReader, request: RestartRequest, exclude: list[str], target_attempt: int, already_done: bool,
+    client: SlurmReader,
+    request: RestartRequest,
+    exclude: list[str],
+    target_attempt: int,
+    already_done: bool,
     heartbeat: Heartbeat,
 ) -> RestartResult:
     """Fresh state must show the new attempt, not held, exclusions in place; optionally running elsewhere.
@@ -130,21 +139,30 @@ async def _verify(
         return j.restarts >= target_attempt and not j.held and (excluded or j.state is not JobState.PENDING)
 
     job = await wait_for(
-        lambda: client.job(job_id), released,
-        timeout=client.verify_timeout, what=f"job {job_id} released with {exclude} excluded", heartbeat=heartbeat,
+        lambda: client.job(job_id),
+        released,
+        timeout=client.verify_timeout,
+        what=f"job {job_id} released with {exclude} excluded",
+        heartbeat=heartbeat,
     )
     exclusions_in_place = set(exclude) <= set(job.excluded_nodes)
     if request.wait_running_s > 0 and exclusions_in_place:
         job = await wait_for(
-            lambda: client.job(job_id), lambda j: j.state.finished or _running_elsewhere(j, exclude),
-            timeout=request.wait_running_s, what=f"job {job_id} running on nodes other than {exclude}",
+            lambda: client.job(job_id),
+            lambda j: j.state.finished or _running_elsewhere(j, exclude),
+            timeout=request.wait_running_s,
+            what=f"job {job_id} running on nodes other than {exclude}",
             heartbeat=heartbeat,
         )
     if exclusions_in_place and job.state is JobState.RUNNING and set(job.nodes) & set(exclude):
         raise VerificationError(f"job {job_id} runs on excluded node(s) {sorted(set(job.nodes) & set(exclude))}")
     return RestartResult(
-        job_id=job_id, new_attempt=job.restarts, excluded_nodes=job.excluded_nodes,
-        already_done=already_done, state=job.state, nodes=job.nodes if job.state is JobState.RUNNING else [],
+        job_id=job_id,
+        new_attempt=job.restarts,
+        excluded_nodes=job.excluded_nodes,
+        already_done=already_done,
+        state=job.state,
+        nodes=job.nodes if job.state is JobState.RUNNING else [],
     )
 
 

@@ -127,7 +127,7 @@ class SshTransport(Transport):
             ) from None
         except asyncssh.PermissionDenied:
             raise AuthenticationError(f"{s.host}:{s.port} refused the SSH login of user {s.user!r}") from None
-        except (asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, asyncssh.Error, OSError) as exc:
             raise TransportError(f"cannot connect to {self.description}: {exc or type(exc).__name__}") from None
 
     async def _drop(self) -> None:

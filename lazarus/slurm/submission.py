@@ -41,8 +41,11 @@ async def set_comment(reader: SlurmReader, job_id: int, comment: str, heartbeat:
         return CommentResult(job_id=job_id, changed=False, comment=comment)
     await reader.run(["scontrol", "update", f"JobId={job_id}", f"Comment={comment}"], f"job {job_id}")
     after = await wait_for(
-        lambda: reader.job(job_id), lambda j: j.comment == comment,
-        timeout=reader.verify_timeout, what=f"job {job_id} comment set", heartbeat=heartbeat,
+        lambda: reader.job(job_id),
+        lambda j: j.comment == comment,
+        timeout=reader.verify_timeout,
+        what=f"job {job_id} comment set",
+        heartbeat=heartbeat,
     )
     return CommentResult(job_id=job_id, changed=True, comment=after.comment)
 

@@ -83,7 +83,7 @@ class LocalTransport(Transport):
             raise CommandNotFoundError(f"{argv[0]} is not installed or not on PATH on this host") from None
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await _kill(proc)
             raise CommandTimeoutError(f"{' '.join(argv)} did not finish within {timeout:g} s and was killed") from None
         except asyncio.CancelledError:
@@ -103,4 +103,3 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         proc.kill()
         await proc.wait()
-

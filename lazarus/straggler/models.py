@@ -74,7 +74,7 @@ class StragglerFinding(_Model):
     metric: str = DEFAULT_METRIC
 
     @model_validator(mode="after")
-    def _evidence_matches(self) -> "StragglerFinding":
+    def _evidence_matches(self) -> StragglerFinding:
         if len(self.evidence) != self.windows:
             raise ValueError("evidence must hold exactly the slow windows")
         return self

@@ -21,7 +21,7 @@ import asyncio
 import math
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import requests
@@ -97,8 +97,13 @@ class PrometheusApi:
         self.auth = auth or HttpAuth()
         session = requests.Session()
         session.verify = self.auth.verify
-        self._client = PrometheusConnect(url=self.url, headers=self.auth.header_values() or None, session=session,
-                                         retry=Retry(total=0), timeout=timeout_s)
+        self._client = PrometheusConnect(
+            url=self.url,
+            headers=self.auth.header_values() or None,
+            session=session,
+            retry=Retry(total=0),
+            timeout=timeout_s,
+        )
 
     def range(self, what: str, expr: str, start: datetime, end: datetime, step_s: int) -> list[dict[str, Any]]:
         """``query_range`` result items (``metric``, ``values``); ``what`` names the query in errors."""
@@ -145,7 +150,7 @@ class PrometheusThroughput(PrometheusApi):
         """Every matching series over ``[end - lookback, end]``, one point per window."""
         if query.job_ids == []:
             return []
-        end = end or datetime.now(timezone.utc)
+        end = end or datetime.now(UTC)
         step = int(query.window.total_seconds())
         result = self.range("throughput query", query.promql(), end - query.lookback, end, step)
         return [_series(item, query.level) for item in result]
@@ -158,7 +163,7 @@ class PrometheusThroughput(PrometheusApi):
 def _series(item: dict[str, Any], level: str) -> ThroughputSeries:
     labels = item.get("metric", {})
     windows = [
-        WindowPoint(end=datetime.fromtimestamp(float(ts), timezone.utc), value=float(v))
+        WindowPoint(end=datetime.fromtimestamp(float(ts), UTC), value=float(v))
         for ts, v in item.get("values", [])
         if math.isfinite(float(v)) and float(v) >= 0  # NaN/Inf from an idle exporter are gaps, not data
     ]

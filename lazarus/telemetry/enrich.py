@@ -44,20 +44,28 @@ class Enricher:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         prom = settings.prometheus
-        self.prom = PrometheusThroughput(prom.url, prom.timeout_s, http_auth(prom, "Prometheus")) if prom.enabled else None
+        self.prom = (
+            PrometheusThroughput(prom.url, prom.timeout_s, http_auth(prom, "Prometheus")) if prom.enabled else None
+        )
         self.provider_auth = http_auth(settings.attribution, "the attribution provider")
 
     async def stragglers(self, jobs: Mapping[int, JobSnapshot]) -> list[StragglerFinding]:
         """Straggler findings for the ``jobs`` Slurm shows running (the cycle's snapshot), from series whose
         ``job_id`` and ``node`` labels agree with Slurm: a job's metrics count only inside its allocation."""
-        allocations = {str(job_id): frozenset(job.nodes) for job_id, job in jobs.items()
-                       if job.state == JobState.RUNNING and job.nodes}
+        allocations = {
+            str(job_id): frozenset(job.nodes)
+            for job_id, job in jobs.items()
+            if job.state == JobState.RUNNING and job.nodes
+        }
         if self.prom is None or not allocations:
             return []
         prom = self.settings.prometheus
-        query = ThroughputQuery(job_ids=sorted(allocations), metric=prom.throughput_metric,
-                                window=prom.straggler_window, lookback=max(prom.straggler_window * 30,
-                                                                             timedelta(minutes=5)))
+        query = ThroughputQuery(
+            job_ids=sorted(allocations),
+            metric=prom.throughput_metric,
+            window=prom.straggler_window,
+            lookback=max(prom.straggler_window * 30, timedelta(minutes=5)),
+        )
         try:
             series = await self.prom.fetch_async(query)
         except PrometheusError as exc:
@@ -65,8 +73,10 @@ class Enricher:
             return []
         series, ignored = trusted_series(series, allocations)
         if ignored:
-            logger.warning(f"straggler check ignored {len(ignored)} series labelled outside the job's allocation "
-                           f"in Slurm: {describe_ignored(ignored)}")
+            logger.warning(
+                f"straggler check ignored {len(ignored)} series labelled outside the job's allocation "
+                f"in Slurm: {describe_ignored(ignored)}"
+            )
         thresholds = StragglerThresholds(drop_fraction=prom.straggler_drop_fraction, min_windows=prom.straggler_windows)
         return find_stragglers(series, thresholds, metric=prom.throughput_metric)
 
@@ -85,20 +95,25 @@ class Enricher:
         failed = sorted(n.node for n in health.nodes if n.verdict.value == "failed")
         if not failed:
             return diagnosis
-        return diagnosis.model_copy(update={
-            "implicated_nodes": failed, "category": Category.HARDWARE,
-            "retry_advice": RetryAdvice.RETRY_EXCLUDING_NODES if diagnosis.retry_advice != RetryAdvice.STOP
-            else diagnosis.retry_advice,
-            "confidence": max(diagnosis.confidence, 0.8),
-            "notes": [*diagnosis.notes, f"node agents report {', '.join(failed)} failed"],
-        })
+        return diagnosis.model_copy(
+            update={
+                "implicated_nodes": failed,
+                "category": Category.HARDWARE,
+                "retry_advice": RetryAdvice.RETRY_EXCLUDING_NODES
+                if diagnosis.retry_advice != RetryAdvice.STOP
+                else diagnosis.retry_advice,
+                "confidence": max(diagnosis.confidence, 0.8),
+                "notes": [*diagnosis.notes, f"node agents report {', '.join(failed)} failed"],
+            }
+        )
 
     async def _provider(self, diagnosis: Diagnosis, job_id: int, attempt: int, nodes: list[str]) -> Diagnosis:
         cfg = self.settings.attribution
         if not cfg.provider_url:
             return diagnosis
-        body = json.dumps({"job_id": job_id, "attempt": attempt, "nodes": nodes,
-                           "diagnosis": diagnosis.model_dump(mode="json")}).encode()
+        body = json.dumps(
+            {"job_id": job_id, "attempt": attempt, "nodes": nodes, "diagnosis": diagnosis.model_dump(mode="json")}
+        ).encode()
         try:
             raw = await asyncio.to_thread(_post, cfg.provider_url, body, cfg.timeout_s, self.provider_auth)
             verdict = ProviderVerdict.model_validate_json(raw)
@@ -117,5 +132,5 @@ def _post(url: str, body: bytes, timeout: float, auth: HttpAuth) -> bytes:
     headers = {"Content-Type": "application/json", **auth.header_values()}
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     context = auth.ssl_context() if url.startswith("https:") else None
-    with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:  # noqa: S310 - operator's URL
+    with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
         return resp.read(1 << 20)

@@ -57,8 +57,9 @@ class BoundedReads:
             if self._pool_stuck * 2 >= self.threads:  # the stuck threads stay with the old pool
                 self._pool.shutdown(wait=False)
                 self._pool, self._pool_stuck = self._new_pool(), 0
-            raise LogReadStalledError(f"{key}: a read did not return within {self.timeout:g} s "
-                                      "(a blocking file system, or not a plain file)") from None
+            raise LogReadStalledError(
+                f"{key}: a read did not return within {self.timeout:g} s (a blocking file system, or not a plain file)"
+            ) from None
 
     def close(self) -> None:
         """Stop taking reads; threads still stuck are not waited for."""

@@ -15,7 +15,7 @@ current one.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from loguru import logger
@@ -27,8 +27,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
 from lazarus.errors import JobCommentError, LazarusError
-from lazarus.models.diagnosis import FailureKind
 from lazarus.models import names
+from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import LedgerInput, LedgerView, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
@@ -49,7 +49,7 @@ from lazarus.telemetry.tracker import JobTracker
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class TelemetryLoop:
@@ -76,7 +76,7 @@ class TelemetryLoop:
                 logger.warning(f"telemetry cycle failed: {exc}")
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - the process edge: one bad cycle must not end detection
+            except Exception:
                 logger.exception("telemetry cycle failed unexpectedly; continuing with the next cycle")
             elapsed = asyncio.get_running_loop().time() - started
             await asyncio.sleep(max(0.05, interval - elapsed))
@@ -88,9 +88,13 @@ class TelemetryLoop:
         if not self._ledger_started:
             await self.client.start_workflow(
                 names.LEDGER_WORKFLOW,
-                LedgerInput(cluster=self.settings.cluster, policy=self.settings.ledger,
-                            scheduler_queue=self.settings.task_queues.scheduler),
-                id=wid, task_queue=self.settings.task_queues.control,
+                LedgerInput(
+                    cluster=self.settings.cluster,
+                    policy=self.settings.ledger,
+                    scheduler_queue=self.settings.task_queues.scheduler,
+                ),
+                id=wid,
+                task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
                 start_signal=names.SET_LEDGER_POLICY,
@@ -142,9 +146,15 @@ class TelemetryLoop:
         """Start (or attach to) the job's workflow; the tracker exists only once that worked."""
         tracker = JobTracker(job_id=job.job_id, layout_nodes=job.nodes, tasks_per_node=job.tasks_per_node)
         inp = JobRecoveryInput(
-            cluster=self.settings.cluster, job_id=job.job_id, user=job.user, partition=job.partition,
-            job_name=job.name, cluster_mode=self.settings.mode, scheduler_queue=self.settings.task_queues.scheduler,
-            telemetry_queue=self.settings.task_queues.telemetry, ledger_workflow_id=ledger,
+            cluster=self.settings.cluster,
+            job_id=job.job_id,
+            user=job.user,
+            partition=job.partition,
+            job_name=job.name,
+            cluster_mode=self.settings.mode,
+            scheduler_queue=self.settings.task_queues.scheduler,
+            telemetry_queue=self.settings.task_queues.telemetry,
+            ledger_workflow_id=ledger,
         )
         override = await self._cluster_mode(ledger)
         inp.cluster_mode = override or self.settings.mode
@@ -162,7 +172,9 @@ class TelemetryLoop:
             tracker.closed = True
         try:
             await self.client.start_workflow(
-                names.JOB_WORKFLOW, inp, id=names.workflow_id(self.settings.cluster, job.job_id),
+                names.JOB_WORKFLOW,
+                inp,
+                id=names.workflow_id(self.settings.cluster, job.job_id),
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -211,9 +223,15 @@ class TelemetryLoop:
         if self.enricher.prom is None or (self._next_straggler_check and now < self._next_straggler_check):
             return
         self._next_straggler_check = now + self.settings.prometheus.straggler_interval
-        running = {t.job_id: t for t in self.trackers.values()
-                   if not t.closed and t.attempt and t.attempt.started_reported and not t.attempt.ended_reported
-                   and t.job_id in snapshot}
+        running = {
+            t.job_id: t
+            for t in self.trackers.values()
+            if not t.closed
+            and t.attempt
+            and t.attempt.started_reported
+            and not t.attempt.ended_reported
+            and t.job_id in snapshot
+        }
         jobs = {job_id: snapshot[job_id] for job_id in running}
         for finding in await self.enricher.stragglers(jobs):
             tracker = running.get(int(finding.job_id))
@@ -221,8 +239,13 @@ class TelemetryLoop:
                 continue
             tracker.attempt.stragglers_reported.add(finding.node)
             diagnosis = finding.to_diagnosis().bound_to_allocation(jobs[tracker.job_id].nodes, "the job's metrics")
-            anomaly = Anomaly(attempt=tracker.attempt.index, kind=FailureKind.STRAGGLER,
-                              diagnosis=diagnosis, source="straggler", observed_at=now)
+            anomaly = Anomaly(
+                attempt=tracker.attempt.index,
+                kind=FailureKind.STRAGGLER,
+                diagnosis=diagnosis,
+                source="straggler",
+                observed_at=now,
+            )
             await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
 
     async def _log_paths(self, job: JobSnapshot, tracker: JobTracker) -> list[str]:
@@ -262,13 +285,16 @@ class TelemetryLoop:
         :mod:`lazarus.telemetry.logreads`); a refused or stalled file becomes a note on the job, sent once."""
         access, max_bytes = self._access(tracker), self.settings.discovery.log_tail_max_bytes
         if tracker.log_paths and tracker.user_id is None:
-            await self._note(tracker, "logs not read: Slurm did not give the job's user id, so no file can be "
-                                      "shown to be the job user's own")
+            await self._note(
+                tracker,
+                "logs not read: Slurm did not give the job's user id, so no file can be shown to be the job user's own",
+            )
             return
         for path in tracker.log_paths:
             try:
-                result, tail = await self.reads.run(path, read_log, path, self.offsets.state.files.get(path),
-                                                    max_bytes, access)
+                result, tail = await self.reads.run(
+                    path, read_log, path, self.offsets.state.files.get(path), max_bytes, access
+                )
             except LogReadStalledError as exc:
                 await self._note(tracker, str(exc))
                 continue
@@ -295,8 +321,11 @@ class TelemetryLoop:
         except LazarusError:
             return []
         # DOWN / not responding, or drained with a reason (Slurm drains on "Kill task failed", health checks)
-        return [n.name for n in nodes if n.name in job.nodes
-                and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))]
+        return [
+            n.name
+            for n in nodes
+            if n.name in job.nodes and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))
+        ]
 
     async def _signal(self, job_id: int, events: list) -> None:
         handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))

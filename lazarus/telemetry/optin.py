@@ -64,8 +64,10 @@ def opt_in_comment(policy: str | None, own: str | None = None) -> str:
         data = {"lazarus": {}, OWN_COMMENT_KEY: own}
     section = data.setdefault("lazarus", {})
     if not isinstance(section, dict):
-        raise JobCommentError(f"""the job's comment has a "lazarus" key that is not an object ({shorten(own, 120)}); """
-                              """remove it or make it e.g. {"lazarus": {"policy": "default"}}""")
+        raise JobCommentError(
+            f"""the job's comment has a "lazarus" key that is not an object ({shorten(own, 120)}); """
+            """remove it or make it e.g. {"lazarus": {"policy": "default"}}"""
+        )
     if policy is not None or "policy" not in section:
         section["policy"] = policy or DEFAULT_POLICY
     data["lazarus"] = {"policy": section.pop("policy"), **section}  # policy first, for people reading it
@@ -110,16 +112,21 @@ def parse_opt_in(comment: str, policies: dict[str, Policy], cluster_mode: Mode |
             """job comment nests JSON too deeply; expected e.g. {"lazarus": {"policy": "default"}}"""
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("lazarus"), dict):
-        raise JobCommentError("""job comment must be a JSON object with a "lazarus" object, e.g. """
-                              """{"lazarus": {"policy": "default"}}""")
+        raise JobCommentError(
+            """job comment must be a JSON object with a "lazarus" object, e.g. """
+            """{"lazarus": {"policy": "default"}}"""
+        )
     section = dict(data["lazarus"])
     name = section.pop("policy", DEFAULT_POLICY)
     if not isinstance(name, str) or name not in policies:
-        raise JobCommentError(f"unknown policy {shorten(repr(name), 80)} in job comment; "
-                              f"a job may choose: {known_policies(policies)}")
+        raise JobCommentError(
+            f"unknown policy {shorten(repr(name), 80)} in job comment; a job may choose: {known_policies(policies)}"
+        )
     if not selectable(name, policies[name]):
-        raise JobCommentError(f"policy {shorten(repr(name), 80)} is not selectable by jobs (the operator has not "
-                              f"marked it selectable); a job may choose: {known_policies(policies)}")
+        raise JobCommentError(
+            f"policy {shorten(repr(name), 80)} is not selectable by jobs (the operator has not "
+            f"marked it selectable); a job may choose: {known_policies(policies)}"
+        )
     base = policies[name]
     mode = section.pop("mode", None)
     unknown = sorted(set(section) - JOB_OVERRIDABLE)
@@ -157,8 +164,11 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, clu
         policy = policy.model_copy(update={"mode": base.mode})  # a job may ask for monitor, never choose act
     # a job may tighten, never loosen, the operator's policy; hang budgets go through the policy's one clamp
     tightened = _tightened(base, policy)
-    notes += [_loosen_note(name, field, getattr(policy, field), getattr(tightened, field))
-              for field in sorted(overrides) if getattr(tightened, field) != getattr(policy, field)]
+    notes += [
+        _loosen_note(name, field, getattr(policy, field), getattr(tightened, field))
+        for field in sorted(overrides)
+        if getattr(tightened, field) != getattr(policy, field)
+    ]
     policy = tightened
     return OptIn(policy_name=name, policy=policy, notes=tuple(notes))
 
@@ -166,13 +176,16 @@ def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, clu
 def _tightened(base: Policy, asked: Policy) -> Policy:
     """``asked`` with every job-overridable field no looser than ``base``: budgets no longer (and within the
     policy's clamp), attempt limits no higher."""
-    return asked.model_copy(update={
-        "hang_budget": base.clamp_hang_budget(min(asked.hang_budget, base.hang_budget), HangPhase.TRAINING),
-        "startup_grace": base.clamp_hang_budget(min(asked.startup_grace, base.startup_grace), HangPhase.STARTUP),
-        "max_attempts": min(asked.max_attempts, base.max_attempts),
-        "max_attempts_without_checkpoint": min(asked.max_attempts_without_checkpoint,
-                                               base.max_attempts_without_checkpoint),
-    })
+    return asked.model_copy(
+        update={
+            "hang_budget": base.clamp_hang_budget(min(asked.hang_budget, base.hang_budget), HangPhase.TRAINING),
+            "startup_grace": base.clamp_hang_budget(min(asked.startup_grace, base.startup_grace), HangPhase.STARTUP),
+            "max_attempts": min(asked.max_attempts, base.max_attempts),
+            "max_attempts_without_checkpoint": min(
+                asked.max_attempts_without_checkpoint, base.max_attempts_without_checkpoint
+            ),
+        }
+    )
 
 
 def _loosen_note(name: str, field: str, asked: Any, given: Any) -> str:
@@ -197,6 +210,8 @@ def _act_request_note(name: str, base: Policy, cluster_mode: Mode | None) -> str
     if cluster_mode == Mode.ACT:
         return f"{asked}; not needed: the cluster is in act mode (a job follows the cluster's mode)"
     if cluster_mode == Mode.MONITOR:
-        return (f"{asked}, which a job may not choose: clamped to the cluster's monitor mode "
-                "(an operator may switch the job with `lazarus mode act --job JOBID`)")
+        return (
+            f"{asked}, which a job may not choose: clamped to the cluster's monitor mode "
+            "(an operator may switch the job with `lazarus mode act --job JOBID`)"
+        )
     return f"{asked}, which a job may not choose: the job follows the cluster's mode"

@@ -98,8 +98,11 @@ class JobTracker:
 
     def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
         self.layout_nodes = nodes or self.layout_nodes
-        return AttemptTelemetry(index=index, analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node),
-                                hang=HangBudget.for_attempt(self.policy, index))
+        return AttemptTelemetry(
+            index=index,
+            analyzer=analyzer_for(self.layout_nodes, self.tasks_per_node),
+            hang=HangBudget.for_attempt(self.policy, index),
+        )
 
     def observe(self, job: JobSnapshot, now: datetime) -> list:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
@@ -118,8 +121,11 @@ class JobTracker:
                 self.layout_nodes = job.nodes
                 cur.analyzer = analyzer_for(job.nodes, self.tasks_per_node)
                 cur.hang = HangBudget.for_attempt(self.policy, cur.index)
-                events.append(AttemptStarted(attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes,
-                                             at=job.start_time or now))
+                events.append(
+                    AttemptStarted(
+                        attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes, at=job.start_time or now
+                    )
+                )
         return events
 
     def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list:
@@ -129,8 +135,16 @@ class JobTracker:
             return []
         events = self.anomaly_events(now, force=True) + self.final_digest(now)
         cur.ended_reported = True
-        events.append(AttemptEnded(attempt=cur.index, state=job.state, exit_code=job.exit_code,
-                                   at=job.end_time or now, nodes=job.nodes, failed_nodes=failed_nodes))
+        events.append(
+            AttemptEnded(
+                attempt=cur.index,
+                state=job.state,
+                exit_code=job.exit_code,
+                at=job.end_time or now,
+                nodes=job.nodes,
+                failed_nodes=failed_nodes,
+            )
+        )
         return events
 
     def feed(self, file: str, line_no: int, text: str, now: datetime) -> None:
@@ -164,8 +178,17 @@ class JobTracker:
         if diagnosis.failure_kind == FailureKind.NONE or diagnosis.retry_advice is None:
             return []
         cur.anomaly_reported = True
-        return [AnomalyDetected(anomaly=Anomaly(attempt=cur.index, kind=diagnosis.failure_kind, diagnosis=diagnosis,
-                                                source="log", observed_at=cur.first_failure_seen_at))]
+        return [
+            AnomalyDetected(
+                anomaly=Anomaly(
+                    attempt=cur.index,
+                    kind=diagnosis.failure_kind,
+                    diagnosis=diagnosis,
+                    source="log",
+                    observed_at=cur.first_failure_seen_at,
+                )
+            )
+        ]
 
     def digest_interval(self) -> timedelta:
         """Coarse progress is needed a little more often than once per hang budget: the watchdog then
@@ -188,9 +211,17 @@ class JobTracker:
             return []
         cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
         cur.digest_checkpointing, cur.digest_budget = cur.checkpointing, budget
-        return [ProgressDigest(attempt=cur.index, step=cur.step, last_progress_at=cur.last_progress_at,
-                               checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
-                               checkpointing=cur.checkpointing, hang_budget=budget)]
+        return [
+            ProgressDigest(
+                attempt=cur.index,
+                step=cur.step,
+                last_progress_at=cur.last_progress_at,
+                checkpoint=cur.checkpoint,
+                max_step_interval=cur.max_step_interval,
+                checkpointing=cur.checkpointing,
+                hang_budget=budget,
+            )
+        ]
 
     def final_digest(self, now: datetime) -> list:
         """The attempt is ending: the last step and checkpoint seen, if the workflow has not heard them yet
@@ -204,6 +235,12 @@ class JobTracker:
         cur = self.attempt
         if cur is None or cur.index != attempt:
             return ProgressView(known=False)
-        return ProgressView(known=True, step=cur.step, last_progress_at=cur.last_progress_at,
-                            checkpoint=cur.checkpoint, max_step_interval=cur.max_step_interval,
-                            checkpointing=cur.checkpointing, hang_budget=cur.hang.budget())
+        return ProgressView(
+            known=True,
+            step=cur.step,
+            last_progress_at=cur.last_progress_at,
+            checkpoint=cur.checkpoint,
+            max_step_interval=cur.max_step_interval,
+            checkpointing=cur.checkpointing,
+            hang_budget=cur.hang.budget(),
+        )

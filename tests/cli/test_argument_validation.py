@@ -20,28 +20,59 @@ def refused(capsys, *argv: str) -> str:
     return err
 
 
-@pytest.mark.parametrize(("argv", "usage", "sentence"), [
-    (("advice", "approve", "26", "--generation", "0"), "lazarus advice approve",
-     "argument --generation: advice generations start at 1, got 0"),
-    (("advice", "reject", "26", "--generation", "two"), "lazarus advice reject",
-     "argument --generation: an advice generation is a whole number, got 'two'"),
-    (("advice", "approve", "26", "--operator", "  "), "lazarus advice approve",
-     "argument --operator: operator must not be empty"),
-    (("advice", "approve", "job26"), "lazarus advice approve",
-     "argument job_id: job id must be a positive integer, got 'job26'"),
-    (("mode", "act", "--job", "0"), "lazarus mode",
-     "argument --job: job id must be between 1 and 4294967295, got 0"),
-    (("show", "-3"), "lazarus show", "argument job_id: job id must be a positive integer, got '-3'"),
-    (("nodes", "drain", "node[1-3]", "--reason", "fan"), "lazarus nodes drain",
-     "argument node: 'node[1-3]' names 3 nodes; give one node at a time"),
-    (("nodes", "drain", "node1;reboot", "--reason", "fan"), "lazarus nodes drain",
-     "argument node: node list 'node1;reboot' is not a valid Slurm hostlist"),
-    (("nodes", "drain", "node1", "--reason", ""), "lazarus nodes drain", "argument --reason: reason must not be empty"),
-    (("nodes", "drain", "node1", "--reason", "x" * 121), "lazarus nodes drain",
-     "argument --reason: reason must be at most 120 characters, got 121"),
-    (("nodes", "resume", "no de"), "lazarus nodes resume", "argument node: node list 'no de' is not a valid"),
-    (("--log-level", "loud", "jobs"), "lazarus [-h]", "argument --log-level: log level must be one of TRACE"),
-])
+@pytest.mark.parametrize(
+    ("argv", "usage", "sentence"),
+    [
+        (
+            ("advice", "approve", "26", "--generation", "0"),
+            "lazarus advice approve",
+            "argument --generation: advice generations start at 1, got 0",
+        ),
+        (
+            ("advice", "reject", "26", "--generation", "two"),
+            "lazarus advice reject",
+            "argument --generation: an advice generation is a whole number, got 'two'",
+        ),
+        (
+            ("advice", "approve", "26", "--operator", "  "),
+            "lazarus advice approve",
+            "argument --operator: operator must not be empty",
+        ),
+        (
+            ("advice", "approve", "job26"),
+            "lazarus advice approve",
+            "argument job_id: job id must be a positive integer, got 'job26'",
+        ),
+        (
+            ("mode", "act", "--job", "0"),
+            "lazarus mode",
+            "argument --job: job id must be between 1 and 4294967295, got 0",
+        ),
+        (("show", "-3"), "lazarus show", "argument job_id: job id must be a positive integer, got '-3'"),
+        (
+            ("nodes", "drain", "node[1-3]", "--reason", "fan"),
+            "lazarus nodes drain",
+            "argument node: 'node[1-3]' names 3 nodes; give one node at a time",
+        ),
+        (
+            ("nodes", "drain", "node1;reboot", "--reason", "fan"),
+            "lazarus nodes drain",
+            "argument node: node list 'node1;reboot' is not a valid Slurm hostlist",
+        ),
+        (
+            ("nodes", "drain", "node1", "--reason", ""),
+            "lazarus nodes drain",
+            "argument --reason: reason must not be empty",
+        ),
+        (
+            ("nodes", "drain", "node1", "--reason", "x" * 121),
+            "lazarus nodes drain",
+            "argument --reason: reason must be at most 120 characters, got 121",
+        ),
+        (("nodes", "resume", "no de"), "lazarus nodes resume", "argument node: node list 'no de' is not a valid"),
+        (("--log-level", "loud", "jobs"), "lazarus [-h]", "argument --log-level: log level must be one of TRACE"),
+    ],
+)
 def test_a_wrong_argument_is_one_sentence_under_the_subcommands_usage(capsys, argv, usage, sentence):
     err = refused(capsys, *argv)
     assert err.startswith(f"usage: {usage}")

@@ -20,27 +20,32 @@ LAZARUS = Path(sys.executable).with_name("lazarus")
 
 
 def piped_into_head(*argv: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    command = f"{{ echo first; {shlex.quote(str(LAZARUS))} {shlex.join(argv)}; echo \"status=$?\" >&3; }} | head -1"
+    command = f'{{ echo first; {shlex.quote(str(LAZARUS))} {shlex.join(argv)}; echo "status=$?" >&3; }} | head -1'
     env = {k: v for k, v in os.environ.items() if k != "LAZARUS_CONFIG"}
     env["LAZARUS_DEV__STATE_DIR"] = str(tmp_path / "dev")  # not the shared dev stack's state
-    return subprocess.run(["bash", "-c", f"exec 3>&2; {command}"], capture_output=True, text=True, timeout=60,
-                          env=env, cwd=tmp_path)
+    return subprocess.run(
+        ["bash", "-c", f"exec 3>&2; {command}"], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
+    )
 
 
 @pytest.fixture
 def log_file(tmp_path: Path) -> Path:
     path = tmp_path / "train.out"
-    path.write_text("".join(f"[rank{i % 8}] step {i} NCCL WARN Call to connect returned Connection refused\n"
-                            for i in range(5000)))
+    path.write_text(
+        "".join(f"[rank{i % 8}] step {i} NCCL WARN Call to connect returned Connection refused\n" for i in range(5000))
+    )
     return path
 
 
-@pytest.mark.parametrize("argv", [
-    ("dev", "status"),
-    ("dev", "status", "--json"),
-    ("diagnose", "--json", "{log}"),
-    ("diagnose", "{log}"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("dev", "status"),
+        ("dev", "status", "--json"),
+        ("diagnose", "--json", "{log}"),
+        ("diagnose", "{log}"),
+    ],
+)
 def test_a_closed_pipe_ends_the_command_without_a_traceback(tmp_path, log_file, argv):
     proc = piped_into_head(*(a.format(log=log_file) for a in argv), tmp_path=tmp_path)
     assert proc.stdout == "first\n"

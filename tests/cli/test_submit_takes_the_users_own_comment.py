@@ -12,12 +12,15 @@ from lazarus.models.policy import Policy
 from lazarus.telemetry.optin import opt_in_comment, parse_opt_in
 
 
-@pytest.mark.parametrize("args,rest,own", [
-    (["-N2", "train.sh"], ["-N2", "train.sh"], None),
-    (["--comment=team=nlp", "-N2", "train.sh"], ["-N2", "train.sh"], "team=nlp"),
-    (["-N2", "--comment", "team nlp", "train.sh", "--lr", "3"], ["-N2", "train.sh", "--lr", "3"], "team nlp"),
-    (["--comment"], [], ""),
-])
+@pytest.mark.parametrize(
+    "args,rest,own",
+    [
+        (["-N2", "train.sh"], ["-N2", "train.sh"], None),
+        (["--comment=team=nlp", "-N2", "train.sh"], ["-N2", "train.sh"], "team=nlp"),
+        (["-N2", "--comment", "team nlp", "train.sh", "--lr", "3"], ["-N2", "train.sh", "--lr", "3"], "team nlp"),
+        (["--comment"], [], ""),
+    ],
+)
 def test_the_own_comment_is_taken_out_of_the_sbatch_arguments(args, rest, own):
     assert split_own_comment(args) == (rest, own)
 

@@ -15,7 +15,12 @@ def _lazarus(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAZARUS_")}
     env.update(env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "lazarus.cli.main", *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        [sys.executable, "-m", "lazarus.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
     )
 
 

@@ -24,8 +24,14 @@ PLANTED = "mode: act\ncluster: planted\n"
 def _lazarus(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAZARUS_")}
     env["LAZARUS_STATE_DIR_DEFAULT"] = str(state_dir)
-    return subprocess.run([sys.executable, "-m", "lazarus.cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "lazarus.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
 
 
 def _plant(directory: Path, mode: int, owner: int | None = None) -> Path:
@@ -42,9 +48,11 @@ def test_the_cli_refuses_the_default_config_in_a_directory_every_user_may_write(
     config = _plant(tmp_path / "lazarus-dev", 0o777)
     result = _lazarus(config.parent, "jobs")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (f"lazarus: refusing configuration file {config}: every user may write its "
-                                     f"directory {config.parent}, so anyone could replace it "
-                                     f"(chmod o-w {config.parent})")
+    assert result.stderr.strip() == (
+        f"lazarus: refusing configuration file {config}: every user may write its "
+        f"directory {config.parent}, so anyone could replace it "
+        f"(chmod o-w {config.parent})"
+    )
 
 
 def test_the_cli_refuses_the_default_config_in_a_directory_another_user_created_first(tmp_path):

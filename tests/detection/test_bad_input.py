@@ -10,7 +10,9 @@ from lazarus.detection.reader import MAX_LINE_BYTES, diagnose_files
 from lazarus.errors import LogReadError
 from lazarus.models.diagnosis import FailureKind
 
-XID79 = b"May  1 12:00:03 node2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+XID79 = (
+    b"May  1 12:00:03 node2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+)
 
 
 def test_binary_garbage_is_read_without_a_crash(tmp_path):
@@ -41,7 +43,9 @@ def test_a_50_mb_line_is_cut_with_a_note_and_the_next_line_still_counts(tmp_path
 
 def test_a_keyword_inside_a_giant_line_is_seen_in_its_first_64_kib_only(tmp_path):
     path = tmp_path / "giant-error.log"
-    path.write_bytes(b"3: RuntimeError: CUDA error: an illegal memory access was encountered " + b"y" * (MAX_LINE_BYTES * 3))
+    path.write_bytes(
+        b"3: RuntimeError: CUDA error: an illegal memory access was encountered " + b"y" * (MAX_LINE_BYTES * 3)
+    )
     result = diagnose_files([path])
     assert result.signature == "cuda_illegal_address"
     assert len(result.evidence[0].text) <= 500

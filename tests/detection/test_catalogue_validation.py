@@ -46,8 +46,40 @@ def test_every_example_of_a_triggering_signature_passes_the_prefilter():
             assert prefilter.raw.search(example.encode()) is not None
 
 
-@pytest.mark.parametrize("code", [8, 13, 31, 43, 45, 46, 48, 54, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 123,
-                                  136, 140, 143, 145, 154, 155, 156, 158])
+@pytest.mark.parametrize(
+    "code",
+    [
+        8,
+        13,
+        31,
+        43,
+        45,
+        46,
+        48,
+        54,
+        61,
+        62,
+        63,
+        64,
+        74,
+        79,
+        92,
+        94,
+        95,
+        109,
+        119,
+        120,
+        123,
+        136,
+        140,
+        143,
+        145,
+        154,
+        155,
+        156,
+        158,
+    ],
+)
 def test_each_documented_xid_code_has_a_specific_signature(code):
     line = f"May  1 12:00:03 node1 kernel: NVRM: Xid (PCI:0000:07:00): {code}, pid=1, name=python, text to 0x2"
     sig, _ = CATALOGUE.match(line)

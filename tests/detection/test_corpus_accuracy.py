@@ -65,8 +65,10 @@ def test_per_field_accuracy_meets_the_bar(capsys):
         predicted_nodes += len(set(result.implicated_nodes))
         expected_nodes += len(wanted_nodes)
         if got != want or set(result.implicated_nodes) != wanted_nodes:
-            misses.append(f"{case.family}/{case.name}: want {want} {sorted(wanted_nodes)}, "
-                          f"got {got} {result.implicated_nodes} ({result.signature})")
+            misses.append(
+                f"{case.family}/{case.name}: want {want} {sorted(wanted_nodes)}, "
+                f"got {got} {result.implicated_nodes} ({result.signature})"
+            )
     accuracy = {field: count / total for field, count in hits.items()}
     precision = true_nodes / predicted_nodes if predicted_nodes else 1.0
     recall = true_nodes / expected_nodes if expected_nodes else 1.0

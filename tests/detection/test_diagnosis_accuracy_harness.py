@@ -12,8 +12,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_accuracy_report_runs_on_a_slice_of_each_set():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "diagnosis_accuracy.py"), "--split", "all", "--limit", "5", "--json"],
-        capture_output=True, text=True, check=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "diagnosis_accuracy.py"),
+            "--split",
+            "all",
+            "--limit",
+            "5",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=120,
     )
     reports = json.loads(out.stdout)
     assert set(reports) == {"dev", "test", "self"}

@@ -9,8 +9,13 @@ from lazarus.detection.progress_lines import parse_progress
 from lazarus.models.policy import Policy
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)
-POLICY = Policy(hang_budget=timedelta(minutes=30), hang_budget_min=timedelta(seconds=60),
-                hang_budget_max=timedelta(hours=1), startup_grace=timedelta(minutes=10), hang_step_multiple=8)
+POLICY = Policy(
+    hang_budget=timedelta(minutes=30),
+    hang_budget_min=timedelta(seconds=60),
+    hang_budget_max=timedelta(hours=1),
+    startup_grace=timedelta(minutes=10),
+    hang_step_multiple=8,
+)
 
 
 def at(seconds: float) -> datetime:

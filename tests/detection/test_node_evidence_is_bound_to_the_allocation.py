@@ -21,8 +21,11 @@ ALLOCATION = ["node1", "node2"]
 
 
 def diagnose(*lines: str, allocation: list[str] | None = ALLOCATION):
-    analyzer = Analyzer(layout=RankLayout(nodes=list(allocation or []), tasks_per_node=1 if allocation else None),
-                        known_nodes=allocation, allocation=allocation)
+    analyzer = Analyzer(
+        layout=RankLayout(nodes=list(allocation or []), tasks_per_node=1 if allocation else None),
+        known_nodes=allocation,
+        allocation=allocation,
+    )
     for i, line in enumerate(lines, start=1):
         analyzer.feed("out", i, line)
     return analyzer.diagnosis()
@@ -74,12 +77,15 @@ def test_without_an_allocation_one_hostlist_is_read_up_to_a_bound():
     assert any(f"more nodes than {MAX_HOSTLIST_NAMES}" in n for n in diagnosis.notes)
 
 
-@pytest.mark.parametrize("expression, names", [
-    ("node[1-4],gpu7", ["node1", "node2", "node3", "node4", "gpu7"]),
-    ("n[01-03,7]", ["n01", "n02", "n03", "n7"]),
-    ("x[1-2]y[3-4]", ["x1y3", "x1y4", "x2y3", "x2y4"]),
-    ("a,b,a", ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "expression, names",
+    [
+        ("node[1-4],gpu7", ["node1", "node2", "node3", "node4", "gpu7"]),
+        ("n[01-03,7]", ["n01", "n02", "n03", "n7"]),
+        ("x[1-2]y[3-4]", ["x1y3", "x1y4", "x2y3", "x2y4"]),
+        ("a,b,a", ["a", "b"]),
+    ],
+)
 def test_hostlists_expand_as_slurm_writes_them(expression, names):
     assert expand_nodes(expression) == names
 

@@ -52,12 +52,16 @@ def test_layout_learned_from_the_printed_slurm_environment():
 
 
 def test_kernel_line_names_its_syslog_host():
-    line = "May  1 12:00:03 gpu-a7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+    line = (
+        "May  1 12:00:03 gpu-a7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+    )
     assert nodes_of([line]).implicated_nodes == ["gpu-a7"]
 
 
 def test_fully_qualified_host_is_shortened_to_a_known_node():
-    line = "2024-05-01T12:00:03+00:00 node3.cluster.local kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE"
+    line = (
+        "2024-05-01T12:00:03+00:00 node3.cluster.local kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE"
+    )
     assert nodes_of([line], known=["node3"]).implicated_nodes == ["node3"]
 
 

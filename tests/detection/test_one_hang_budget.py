@@ -20,8 +20,13 @@ from lazarus.telemetry.optin import parse_opt_in
 from workflows import timers
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)
-POLICY = Policy(hang_budget=timedelta(minutes=30), hang_budget_min=timedelta(seconds=60),
-                hang_budget_max=timedelta(hours=1), startup_grace=timedelta(minutes=10), hang_step_multiple=8)
+POLICY = Policy(
+    hang_budget=timedelta(minutes=30),
+    hang_budget_min=timedelta(seconds=60),
+    hang_budget_max=timedelta(hours=1),
+    startup_grace=timedelta(minutes=10),
+    hang_step_multiple=8,
+)
 
 
 def learner(policy: Policy, lines: list[tuple[float, str]]) -> HangBudget:
@@ -33,9 +38,14 @@ def learner(policy: Policy, lines: list[tuple[float, str]]) -> HangBudget:
 
 def heard(hang: HangBudget, with_budget: bool) -> Attempt:
     """The attempt as the workflow knows it from telemetry's digests (with or without the learned budget)."""
-    return Attempt(index=0, started_at=T0, last_progress_at=hang.last_progress_at,
-                   max_step_interval=hang.slowest_step_interval, checkpointing=hang.phase is HangPhase.CHECKPOINT,
-                   hang_budget=hang.budget() if with_budget else None)
+    return Attempt(
+        index=0,
+        started_at=T0,
+        last_progress_at=hang.last_progress_at,
+        max_step_interval=hang.slowest_step_interval,
+        checkpointing=hang.phase is HangPhase.CHECKPOINT,
+        hang_budget=hang.budget() if with_budget else None,
+    )
 
 
 def opted_in(**overrides) -> Policy:
@@ -49,27 +59,58 @@ SECOND_SAVE = [*SAVING, (526, "LAZARUS step=3 checkpoint=3"), (530, "LAZARUS pha
 CASES = {
     # name: (policy, progress lines, phase, budget)
     "start-up": (POLICY, [], HangPhase.STARTUP, timedelta(minutes=10)),
-    "start-up, grace longer than the maximum": (POLICY.model_copy(update={"startup_grace": timedelta(hours=3)}),
-                                                [], HangPhase.STARTUP, timedelta(hours=3)),
-    "start-up, grace below the minimum": (POLICY.model_copy(update={"startup_grace": timedelta(seconds=5)}),
-                                          [], HangPhase.STARTUP, timedelta(seconds=60)),
+    "start-up, grace longer than the maximum": (
+        POLICY.model_copy(update={"startup_grace": timedelta(hours=3)}),
+        [],
+        HangPhase.STARTUP,
+        timedelta(hours=3),
+    ),
+    "start-up, grace below the minimum": (
+        POLICY.model_copy(update={"startup_grace": timedelta(seconds=5)}),
+        [],
+        HangPhase.STARTUP,
+        timedelta(seconds=60),
+    ),
     "steady, no interval yet": (POLICY, STEADY[:1], HangPhase.TRAINING, timedelta(minutes=30)),
     "steady, learned interval": (POLICY, STEADY, HangPhase.TRAINING, timedelta(seconds=120)),
-    "steady, learned below the minimum": (POLICY, [(0, "LAZARUS step=1"), (1, "LAZARUS step=2")],
-                                          HangPhase.TRAINING, timedelta(seconds=60)),
-    "steady, learned above the maximum": (POLICY, [(0, "LAZARUS step=1"), (1000, "LAZARUS step=2")],
-                                          HangPhase.TRAINING, timedelta(hours=1)),
+    "steady, learned below the minimum": (
+        POLICY,
+        [(0, "LAZARUS step=1"), (1, "LAZARUS step=2")],
+        HangPhase.TRAINING,
+        timedelta(seconds=60),
+    ),
+    "steady, learned above the maximum": (
+        POLICY,
+        [(0, "LAZARUS step=1"), (1000, "LAZARUS step=2")],
+        HangPhase.TRAINING,
+        timedelta(hours=1),
+    ),
     "first save": (POLICY, SAVING, HangPhase.CHECKPOINT, timedelta(minutes=30)),
-    "job override longer than the policy's (only tightens)": (opted_in(hang_budget=10**7, startup_grace=10**7),
-                                                              STEADY[:1], HangPhase.TRAINING, timedelta(minutes=30)),
-    "job override below the minimum": (opted_in(hang_budget=1), STEADY[:1], HangPhase.TRAINING,
-                                       timedelta(seconds=60)),
-    "job start-up override longer than the policy's (only tightens)": (opted_in(startup_grace=10**7), [],
-                                                                       HangPhase.STARTUP, timedelta(minutes=10)),
-    "job override shorter than the policy's": (opted_in(hang_budget=300), STEADY[:1], HangPhase.TRAINING,
-                                               timedelta(minutes=5)),
-    "job start-up override below the minimum": (opted_in(startup_grace=1), [], HangPhase.STARTUP,
-                                                timedelta(seconds=60)),
+    "job override longer than the policy's (only tightens)": (
+        opted_in(hang_budget=10**7, startup_grace=10**7),
+        STEADY[:1],
+        HangPhase.TRAINING,
+        timedelta(minutes=30),
+    ),
+    "job override below the minimum": (opted_in(hang_budget=1), STEADY[:1], HangPhase.TRAINING, timedelta(seconds=60)),
+    "job start-up override longer than the policy's (only tightens)": (
+        opted_in(startup_grace=10**7),
+        [],
+        HangPhase.STARTUP,
+        timedelta(minutes=10),
+    ),
+    "job override shorter than the policy's": (
+        opted_in(hang_budget=300),
+        STEADY[:1],
+        HangPhase.TRAINING,
+        timedelta(minutes=5),
+    ),
+    "job start-up override below the minimum": (
+        opted_in(startup_grace=1),
+        [],
+        HangPhase.STARTUP,
+        timedelta(seconds=60),
+    ),
 }
 
 
@@ -92,10 +133,12 @@ def test_a_later_save_is_allowed_the_multiple_of_the_slowest_one_telemetry_timed
 
 def test_a_learned_budget_out_of_bounds_is_clamped_again_by_the_watchdog():
     attempt = heard(learner(POLICY, STEADY), with_budget=True)
-    assert timers.hang_budget(POLICY, attempt.model_copy(update={"hang_budget": timedelta(days=1)})) \
-        == timedelta(hours=1)
-    assert timers.hang_budget(POLICY, attempt.model_copy(update={"hang_budget": timedelta(seconds=1)})) \
-        == timedelta(seconds=60)
+    assert timers.hang_budget(POLICY, attempt.model_copy(update={"hang_budget": timedelta(days=1)})) == timedelta(
+        hours=1
+    )
+    assert timers.hang_budget(POLICY, attempt.model_copy(update={"hang_budget": timedelta(seconds=1)})) == timedelta(
+        seconds=60
+    )
 
 
 def test_one_clamp_is_used_by_the_opt_in_the_learner_and_the_watchdog(monkeypatch):

@@ -53,23 +53,26 @@ def hf_trainer(out: IO[str]) -> Callable[[int], None]:
 
 def megatron(out: IO[str]) -> Callable[[int], None]:
     def step(n: int) -> None:
-        out.write(f" [2024-05-01 12:00:{n % 60:02d}] iteration {n:>8}/{TOTAL:>8} | consumed samples: {n * 256:>10} | "
-                  f"elapsed time per iteration (ms): 250.1 | learning rate: 1.0E-04 | global batch size:   256 | "
-                  f"lm loss: {2.5 - n / 100:.6E} | loss scale: 1.0 | number of skipped iterations:   0 |\n")
+        out.write(
+            f" [2024-05-01 12:00:{n % 60:02d}] iteration {n:>8}/{TOTAL:>8} | consumed samples: {n * 256:>10} | "
+            f"elapsed time per iteration (ms): 250.1 | learning rate: 1.0E-04 | global batch size:   256 | "
+            f"lm loss: {2.5 - n / 100:.6E} | loss scale: 1.0 | number of skipped iterations:   0 |\n"
+        )
 
     return step
 
 
 def deepspeed(out: IO[str]) -> Callable[[int], None]:
     def step(n: int) -> None:
-        out.write(f"[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={n}, skipped=0, "
-                  f"lr=[0.0001], mom=[(0.9, 0.999)]\n")
+        out.write(
+            f"[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={n}, skipped=0, "
+            f"lr=[0.0001], mom=[(0.9, 0.999)]\n"
+        )
 
     return step
 
 
-@pytest.mark.parametrize("writer", [tqdm_bar, lightning_bar, hf_trainer, megatron, deepspeed],
-                         ids=lambda w: w.__name__)
+@pytest.mark.parametrize("writer", [tqdm_bar, lightning_bar, hf_trainer, megatron, deepspeed], ids=lambda w: w.__name__)
 def test_the_newest_step_is_seen_before_the_epoch_ends(tmp_path, writer):
     path = tmp_path / "train.out"
     state, step, parsed = TailState(), 0, []

@@ -42,6 +42,8 @@ def test_each_line_is_flushed_at_once_even_to_a_pipe():
 
 
 def test_importing_the_helper_pulls_in_no_heavy_modules():
-    code = "import sys, lazarus.progress; print(sorted(m for m in ('pydantic', 'temporalio', 'yaml') if m in sys.modules))"
+    code = (
+        "import sys, lazarus.progress; print(sorted(m for m in ('pydantic', 'temporalio', 'yaml') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]"

@@ -6,15 +6,22 @@ import pytest
 
 from lazarus.detection.progress_lines import ProgressEvent, nvrx_iteration_sample, parse_progress
 
-MEGATRON = (" [2024-05-01 12:00:00] iteration      100/   10000 | consumed samples:        12800 | elapsed time per "
-            "iteration (ms): 1250.0 | learning rate: 3.000E-04 | global batch size:   128 | lm loss: 2.345678E+00 | "
-            "loss scale: 1.0 |")
+MEGATRON = (
+    " [2024-05-01 12:00:00] iteration      100/   10000 | consumed samples:        12800 | elapsed time per "
+    "iteration (ms): 1250.0 | learning rate: 3.000E-04 | global batch size:   128 | lm loss: 2.345678E+00 | "
+    "loss scale: 1.0 |"
+)
 
 
 def test_lazarus_line():
     sample = parse_progress("LAZARUS step=1200 loss=2.31 samples_per_s=5120 checkpoint=1200")
     assert (sample.source, sample.step, sample.loss, sample.samples_per_s, sample.checkpoint_step) == (
-        "lazarus", 1200, 2.31, 5120.0, 1200)
+        "lazarus",
+        1200,
+        2.31,
+        5120.0,
+        1200,
+    )
     assert sample.event is ProgressEvent.STEP
 
 
@@ -34,7 +41,8 @@ def test_megatron_iteration_line():
 
 def test_megatron_checkpoint_lines():
     assert parse_progress("saving checkpoint at iteration    1000 to /ckpt in torch format").event is (
-        ProgressEvent.CHECKPOINT_START)
+        ProgressEvent.CHECKPOINT_START
+    )
     saved = parse_progress("  successfully saved checkpoint from iteration    1000 to /ckpt")
     assert (saved.event, saved.checkpoint_step) == (ProgressEvent.CHECKPOINT_SAVED, 1000)
 
@@ -57,9 +65,13 @@ def test_lightning_and_tqdm_bars_keep_the_last_carriage_return_update():
 
 
 def test_deepspeed_lines():
-    step = parse_progress("[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=100, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]")
+    step = parse_progress(
+        "[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=100, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]"
+    )
     assert (step.source, step.step, step.rank) == ("deepspeed", 100, 0)
-    rate = parse_progress("[INFO] [timer.py:215:stop] epoch=0/micro_step=100/global_step=100, RunningAvgSamplesPerSec=250.5, CurrSamplesPerSec=251.2")
+    rate = parse_progress(
+        "[INFO] [timer.py:215:stop] epoch=0/micro_step=100/global_step=100, RunningAvgSamplesPerSec=250.5, CurrSamplesPerSec=251.2"
+    )
     assert (rate.step, rate.samples_per_s) == (100, 250.5)
     save = parse_progress("[Rank 0] Saving model checkpoint: /ckpt/global_step100/mp_rank_00_model_states.pt")
     assert (save.event, save.step) == (ProgressEvent.CHECKPOINT_START, 100)
@@ -72,12 +84,15 @@ def test_nvrx_checkpoint_iteration_file():
     assert nvrx_iteration_sample("garbage") is None
 
 
-@pytest.mark.parametrize("line", [
-    "node1:4101:4150 [0] NCCL INFO Channel 00/32 :    0   1   2   3",
-    "0:   log_interval .................................... 10",
-    "validation loss at iteration 1000 | lm loss value: 2.11",
-    "",
-    "\x00\xff garbage",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "node1:4101:4150 [0] NCCL INFO Channel 00/32 :    0   1   2   3",
+        "0:   log_interval .................................... 10",
+        "validation loss at iteration 1000 | lm loss value: 2.11",
+        "",
+        "\x00\xff garbage",
+    ],
+)
 def test_other_lines_are_not_progress(line):
     assert parse_progress(line) is None

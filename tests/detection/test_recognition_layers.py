@@ -53,7 +53,7 @@ def test_a_message_wrapped_over_indented_lines_is_matched_as_one(tmp_path):
 
 
 def test_traceback_frames_are_not_joined_to_the_line_before(tmp_path):
-    text = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nKeyError: \'x\'\n'
+    text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nKeyError: 'x'\n"
     result = _diagnose(tmp_path, text)
     assert result.signature == "python_exception"
     assert result.evidence[0].line_no == 3
@@ -62,14 +62,26 @@ def test_traceback_frames_are_not_joined_to_the_line_before(tmp_path):
 @pytest.mark.parametrize(
     ("text", "signature", "kind"),
     [
-        ("Exception raised from checkTimeout at ProcessGroupNCCL.cpp:781 (most recent call first):\n",
-         "generic_timeout_hang", FailureKind.HANG),
-        ("NVRM: nvAssertFailedNoLog: Assertion failed: pKernelBus @ kern_bus.c:1421\n",
-         "generic_kernel_error", FailureKind.CRASH),
-        ("[ERROR] [launch.py:434:sigkill_handler] ['python', 'main.py'] exits with return code = -15\n",
-         "generic_external_signal", FailureKind.CRASH),
-        ("slurmstepd: error: execve(): train.sh: No such file or directory\n",
-         "generic_scheduler_error", FailureKind.CRASH),
+        (
+            "Exception raised from checkTimeout at ProcessGroupNCCL.cpp:781 (most recent call first):\n",
+            "generic_timeout_hang",
+            FailureKind.HANG,
+        ),
+        (
+            "NVRM: nvAssertFailedNoLog: Assertion failed: pKernelBus @ kern_bus.c:1421\n",
+            "generic_kernel_error",
+            FailureKind.CRASH,
+        ),
+        (
+            "[ERROR] [launch.py:434:sigkill_handler] ['python', 'main.py'] exits with return code = -15\n",
+            "generic_external_signal",
+            FailureKind.CRASH,
+        ),
+        (
+            "slurmstepd: error: execve(): train.sh: No such file or directory\n",
+            "generic_scheduler_error",
+            FailureKind.CRASH,
+        ),
     ],
 )
 def test_the_generic_layer_answers_when_no_signature_matches(tmp_path, text, signature, kind):

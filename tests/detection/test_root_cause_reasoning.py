@@ -7,10 +7,14 @@ from lazarus.detection.layout import RankLayout
 from lazarus.models.diagnosis import FailureKind, RetryAdvice
 
 LAYOUT = RankLayout.from_slurm("node[1-4]", 2)
-REMOTE = "{rank}: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
-TIMEOUT = ("[rank{rank}]:[E501 12:10:00.1 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation "
-           "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 "
-           "milliseconds before timing out.")
+REMOTE = (
+    "{rank}: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
+)
+TIMEOUT = (
+    "[rank{rank}]:[E501 12:10:00.1 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 "
+    "milliseconds before timing out."
+)
 
 
 def diagnose(lines, layout=LAYOUT):
@@ -21,7 +25,9 @@ def diagnose(lines, layout=LAYOUT):
 
 
 def test_victims_before_the_root_do_not_win_and_are_not_blamed():
-    lines = [REMOTE.format(rank=r) for r in (0, 1, 2)] + ["7: RuntimeError: CUDA error: an illegal memory access was encountered"]
+    lines = [REMOTE.format(rank=r) for r in (0, 1, 2)] + [
+        "7: RuntimeError: CUDA error: an illegal memory access was encountered"
+    ]
     result = diagnose(lines)
     assert result.signature == "cuda_illegal_address"
     assert result.implicated_nodes == ["node4"]
@@ -70,8 +76,10 @@ def test_a_signature_below_its_minimum_count_is_ignored():
 
 
 def test_advisory_health_warnings_become_notes_not_failures():
-    line = ("May  1 12:00:03 node2 kernel: NVRM: Xid (PCI:0000:3b:00): 63, pid=1, name=python, Row Remapper: New row "
-            "marked for remapping, reset gpu to activate.")
+    line = (
+        "May  1 12:00:03 node2 kernel: NVRM: Xid (PCI:0000:3b:00): 63, pid=1, name=python, Row Remapper: New row "
+        "marked for remapping, reset gpu to activate."
+    )
     result = diagnose([line])
     assert result.failure_kind is FailureKind.NONE
     assert any("xid_63_row_remap_pending on node2" in note for note in result.notes)

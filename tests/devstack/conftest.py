@@ -32,20 +32,23 @@ LZDEV_ENV = {
 # The real CLI entry (argument parsing, error printing, exit codes), loading only
 # the `dev` subcommand: these specs are about `lazarus dev`, and must not fail
 # because another subcommand's module is broken at the moment.
-CLI = (
-    "import sys; from lazarus.cli import main as m; "
-    "m.SUBCOMMAND_MODULES = ('lazarus.cli.dev',); sys.exit(m.main())"
-)
+CLI = "import sys; from lazarus.cli import main as m; m.SUBCOMMAND_MODULES = ('lazarus.cli.dev',); sys.exit(m.main())"
 
 
-def lazarus(*args: str, extra_env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def lazarus(
+    *args: str, extra_env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     """Run the `lazarus` CLI against the lzdev stack, as a user would."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAZARUS_", "SLURM_"))}
     env.update(LZDEV_ENV)
     env.update(extra_env or {})
     return subprocess.run(
         [sys.executable, "-c", CLI, *args],
-        env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 

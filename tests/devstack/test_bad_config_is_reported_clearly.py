@@ -40,9 +40,15 @@ def test_port_taken_by_another_program_is_named() -> None:
         squatter.listen()
         port = squatter.getsockname()[1]
         proc = lazarus(
-            "dev", "up", "--no-temporal", "--no-accounting",
-            extra_env={"LAZARUS_DEV__STATE_DIR": state, "LAZARUS_DEV__SLURMCTLD_PORT": str(port),
-                       "LAZARUS_DEV__SLURMD_PORT0": "47101"},
+            "dev",
+            "up",
+            "--no-temporal",
+            "--no-accounting",
+            extra_env={
+                "LAZARUS_DEV__STATE_DIR": state,
+                "LAZARUS_DEV__SLURMCTLD_PORT": str(port),
+                "LAZARUS_DEV__SLURMD_PORT0": "47101",
+            },
         )
     try:
         assert proc.returncode == 2

@@ -28,7 +28,9 @@ def test_down_stops_stack_and_its_jobs_but_not_foreign_processes(lzdev: None, sl
     # A running 2-node job whose slurmstepd must not outlive the cluster
     # (--no-requeue: the next `up` must not run it again).
     subprocess.run(
-        ["sbatch", "-N2", "-t", "2", "--no-requeue", "-o", "/dev/null", "--wrap", "srun sleep 120"], env=env, check=True,
+        ["sbatch", "-N2", "-t", "2", "--no-requeue", "-o", "/dev/null", "--wrap", "srun sleep 120"],
+        env=env,
+        check=True,
         capture_output=True,
     )
     foreign = subprocess.Popen(["sleep", "300"])

@@ -18,7 +18,10 @@ def test_eval_dev_env_gives_working_squeue_sinfo_and_temporal_cli(lzdev: None) -
     exports = lazarus("dev", "env")
     assert exports.returncode == 0, exports.stderr
     assert f"export SLURM_CONF={LZDEV_STATE}/etc/slurm.conf" in exports.stdout
-    script = exports.stdout + "\nsinfo -h -N -o %N | wc -l && temporal workflow list --limit 1 >/dev/null && echo TEMPORAL_OK\n"
+    script = (
+        exports.stdout
+        + "\nsinfo -h -N -o %N | wc -l && temporal workflow list --limit 1 >/dev/null && echo TEMPORAL_OK\n"
+    )
     # A plain environment without the venv on PATH: dev env must add it so `temporal` is found.
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.asyncio(loop_scope="session")]
 async def test_two_node_gres_job_sees_cuda_visible_devices_on_each_node(slurm_cluster: SlurmCluster) -> None:
     job = submit_job(
         slurm_cluster,
-        'srun bash -c \'echo "rank=$SLURM_PROCID node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"\'\n',
+        "srun bash -c 'echo \"rank=$SLURM_PROCID node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES\"'\n",
         nodes=2,
         ntasks_per_node=1,
         gres="gpu:2",

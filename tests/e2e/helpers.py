@@ -44,8 +44,9 @@ def restore_nodes(cluster: SlurmCluster) -> None:
 def lazarus_cli(e2e: E2EStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run `lazarus ARGS` against the e2e stack, as a user in a shell would."""
     env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
-    proc = subprocess.run([sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=90)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=90
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"lazarus {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
     return proc

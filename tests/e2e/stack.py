@@ -23,11 +23,11 @@ import yaml
 from temporalio.client import Client
 
 from lazarus.config import load_settings
+from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobStatus
 from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
 from lazarus.temporal_client import connect
 from tests.conftest import SlurmCluster, submit_job
-from lazarus.models.names import workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,12 +43,30 @@ HIDDEN_POLICY = f"e2e-hidden-{SESSION}"  # configured, but not selectable by job
 JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
-    POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 300,
-                "attempt_start_timeout": 60, "selectable": True},
-    EXPIRY_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20, "decision_timeout": 6,
-                    "attempt_start_timeout": 60, "selectable": True},
-    GRACE_POLICY: {"hang_budget": 40, "hang_budget_min": 30, "startup_grace": 60, "decision_timeout": 300,
-                   "attempt_start_timeout": 60, "selectable": True},
+    POLICY: {
+        "hang_budget": 8,
+        "hang_budget_min": 4,
+        "startup_grace": 20,
+        "decision_timeout": 300,
+        "attempt_start_timeout": 60,
+        "selectable": True,
+    },
+    EXPIRY_POLICY: {
+        "hang_budget": 8,
+        "hang_budget_min": 4,
+        "startup_grace": 20,
+        "decision_timeout": 6,
+        "attempt_start_timeout": 60,
+        "selectable": True,
+    },
+    GRACE_POLICY: {
+        "hang_budget": 40,
+        "hang_budget_min": 30,
+        "startup_grace": 60,
+        "decision_timeout": 300,
+        "attempt_start_timeout": 60,
+        "selectable": True,
+    },
     HIDDEN_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20},
 }
 
@@ -125,11 +143,30 @@ class E2EStack:
                 self.write_config()
 
     def _start_server(self) -> None:
-        argv = [str(Path(sys.executable).parent / "temporal"), "server", "start-dev", "--ip", "127.0.0.1",
-                "--port", str(self.port), "--ui-port", str(self.ui_port), "--db-filename", str(self.root / "t.db"),
-                "--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "synchronous=NORMAL",
-                "--ui-disable-news-fetch", "--log-level", "error", "--http-port", str(free_port()),
-                "--metrics-port", str(free_port())]
+        argv = [
+            str(Path(sys.executable).parent / "temporal"),
+            "server",
+            "start-dev",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--ui-port",
+            str(self.ui_port),
+            "--db-filename",
+            str(self.root / "t.db"),
+            "--sqlite-pragma",
+            "journal_mode=WAL",
+            "--sqlite-pragma",
+            "synchronous=NORMAL",
+            "--ui-disable-news-fetch",
+            "--log-level",
+            "error",
+            "--http-port",
+            str(free_port()),
+            "--metrics-port",
+            str(free_port()),
+        ]
         for name, kind in SEARCH_ATTRIBUTES.items():
             argv += ["--search-attribute", f"{name}={kind}"]
         log = open(self.root / "temporal.log", "ab")
@@ -152,8 +189,15 @@ class E2EStack:
             (shim / "scontrol").chmod(0o755)
             env["PATH"] = f"{shim}:{env['PATH']}"
         log = open(self.root / "worker.log", "ab")
-        self.worker = subprocess.Popen([sys.executable, "-m", "workers.host", "--role", "all"], cwd=REPO, env=env,
-                                       stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "workers.host", "--role", "all"],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     @staticmethod
     def _kill(proc: subprocess.Popen | None, sig: int) -> None:
@@ -186,15 +230,26 @@ class E2EStack:
 def training_script(cluster: SlurmCluster, ckpt_dir: Path, **train: object) -> str:
     """An sbatch script running lazarus.demo.train on 2 nodes, one rank per node, labelled output."""
     args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in train.items())
-    return (f"#!/bin/bash\ncd {REPO}\n"
-            f"srun --label --kill-on-bad-exit=1 {sys.executable} -m lazarus.demo.train --ckpt-dir {ckpt_dir} {args}\n")
+    return (
+        f"#!/bin/bash\ncd {REPO}\n"
+        f"srun --label --kill-on-bad-exit=1 {sys.executable} -m lazarus.demo.train --ckpt-dir {ckpt_dir} {args}\n"
+    )
 
 
-def submit_training(cluster: SlurmCluster, tmp: Path, comment: dict | str | None = None,
-                    sbatch: dict | None = None, **train: object) -> int:
+def submit_training(
+    cluster: SlurmCluster, tmp: Path, comment: dict | str | None = None, sbatch: dict | None = None, **train: object
+) -> int:
     """Submit the demo trainer; ``train`` are its arguments, ``sbatch`` extra sbatch options."""
     ckpt = tmp / "ckpt"
     comment = comment if comment is not None else {"lazarus": {"policy": POLICY}}
-    opts = {"job_name": f"{JOB_PREFIX}train", "nodes": 2, "ntasks_per_node": 1, "gres": "gpu:1", "time": "5", "output": str(tmp / "train-%j.out"),
-            "comment": json.dumps(comment) if isinstance(comment, dict) else comment, **(sbatch or {})}
+    opts = {
+        "job_name": f"{JOB_PREFIX}train",
+        "nodes": 2,
+        "ntasks_per_node": 1,
+        "gres": "gpu:1",
+        "time": "5",
+        "output": str(tmp / "train-%j.out"),
+        "comment": json.dumps(comment) if isinstance(comment, dict) else comment,
+        **(sbatch or {}),
+    }
     return submit_job(cluster, training_script(cluster, ckpt, **train), **opts)

@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pyte
 
 def lazarus(e2e: E2EStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
-    proc = subprocess.run([sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lazarus.cli.main", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"lazarus {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
     return proc
@@ -32,15 +33,32 @@ def piped_into_head(e2e: E2EStack, *args: str) -> subprocess.CompletedProcess[st
     """The console script in `{ echo first; lazarus ARGS; } | head -1`: its output meets a closed pipe."""
     env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
     script = shlex.join([str(Path(sys.executable).with_name("lazarus")), *args])
-    return subprocess.run(["bash", "-c", f"exec 3>&2; {{ echo first; {script}; echo \"status=$?\" >&3; }} | head -1"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["bash", "-c", f'exec 3>&2; {{ echo first; {script}; echo "status=$?" >&3; }} | head -1'],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 async def test_submit_adds_the_opt_in_and_show_prints_the_timeline(e2e, job_dir):
     script = job_dir / "train.sh"
     script.write_text(training_script(e2e.cluster, job_dir / "ckpt", steps=8, ckpt_every=4))
-    out = lazarus(e2e, "submit", "--policy", POLICY, "--", f"--job-name={JOB_PREFIX}cli", "-N2",
-                  "--ntasks-per-node=1", "--time=3", f"--output={job_dir}/%j.out", str(script)).stdout
+    out = lazarus(
+        e2e,
+        "submit",
+        "--policy",
+        POLICY,
+        "--",
+        f"--job-name={JOB_PREFIX}cli",
+        "-N2",
+        "--ntasks-per-node=1",
+        "--time=3",
+        f"--output={job_dir}/%j.out",
+        str(script),
+    ).stdout
     job = int(out.split()[3])
     status = await wait_state(e2e, job, RecoveryState.COMPLETED, timeout=60)
     assert status.policy_name == POLICY
@@ -80,8 +98,17 @@ async def test_watch_attaches_to_a_job_that_did_not_opt_in(e2e, job_dir):
 
 
 async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}},
-                          steps=20, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0")
+    job = submit_training(
+        e2e.cluster,
+        job_dir,
+        comment={"lazarus": {"policy": POLICY, "mode": "monitor"}},
+        steps=20,
+        ckpt_every=5,
+        fault="xid79",
+        fault_rank=1,
+        fault_step=8,
+        fault_attempts="0",
+    )
     await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
     listing = json.loads(lazarus(e2e, "advice", "list", "--json").stdout)
     [mine] = [row for row in listing if row["job_id"] == job]
@@ -90,8 +117,9 @@ async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
     assert "Traceback" not in refused.stderr
     out = lazarus(e2e, "advice", "approve", str(job), "--comment", "looks right").stdout
     assert f"advice {mine['advice']['generation']} approved" in out
-    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                             timeout=120)
+    final = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
     assert final.state == RecoveryState.COMPLETED and restarts(e2e.cluster, job) == 1
     nodes = json.loads(lazarus(e2e, "nodes", "--json").stdout)
     bad = final.attempts[0].anomaly.diagnosis.implicated_nodes[0]
@@ -112,8 +140,9 @@ async def test_kill_switch_returns_running_and_new_jobs_to_monitor(e2e, job_dir)
         await asyncio.sleep(0.25)
     assert (await e2e.status(running)).mode.value == "monitor"
     e2e.cluster.run("scancel", str(running))
-    crashing = submit_training(e2e.cluster, job_dir, steps=20, ckpt_every=5, fault="xid79", fault_rank=1,
-                               fault_step=8, fault_attempts="0")
+    crashing = submit_training(
+        e2e.cluster, job_dir, steps=20, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0"
+    )
     status = await wait_state(e2e, crashing, RecoveryState.AWAITING_APPROVAL, timeout=60)
     assert status.mode.value == "monitor" and restarts(e2e.cluster, crashing) == 0
     lazarus(e2e, "mode", "act")  # lifting the switch executes the pending advice (and restores the default)
@@ -122,9 +151,17 @@ async def test_kill_switch_returns_running_and_new_jobs_to_monitor(e2e, job_dir)
     restore_nodes(e2e.cluster)
 
 
-@pytest.mark.parametrize("args", [("show", "999999"), ("show", "999999", "--json"), ("mode", "act", "--job", "999999"),
-                                  ("advice", "approve", "999999"), ("advice", "approve", "999999", "--generation", "1"),
-                                  ("advice", "reject", "999999", "--generation", "1")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "999999"),
+        ("show", "999999", "--json"),
+        ("mode", "act", "--job", "999999"),
+        ("advice", "approve", "999999"),
+        ("advice", "approve", "999999", "--generation", "1"),
+        ("advice", "reject", "999999", "--generation", "1"),
+    ],
+)
 async def test_a_command_about_an_unknown_job_says_it_is_not_watched(e2e, args):
     proc = lazarus(e2e, *args, check=False)
     assert proc.returncode == 2

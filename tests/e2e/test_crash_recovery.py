@@ -13,10 +13,12 @@ pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pyte
 
 
 async def test_hardware_crash_on_one_node_restarts_elsewhere_and_resumes_from_checkpoint(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, steps=30, ckpt_every=10, fault="xid79", fault_rank=1,
-                          fault_step=15, fault_attempts="0")
-    status = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                              timeout=120)
+    job = submit_training(
+        e2e.cluster, job_dir, steps=30, ckpt_every=10, fault="xid79", fault_rank=1, fault_step=15, fault_attempts="0"
+    )
+    status = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
     assert status.state == RecoveryState.COMPLETED, status.stop_reason
     assert [a.index for a in status.attempts] == [0, 1]
     first, second = status.attempts

@@ -46,22 +46,48 @@ REFUSED = [
 
 # the same commands with the stack down: Temporal does not answer at the configured address
 STACK_DOWN = [
-    ("jobs",), ("jobs", "--state", "awaiting-approval", "--json"), ("show", "1234"), ("show", "1234", "--json"),
-    ("advice", "list"), ("advice", "approve", "1234", "--generation", "1"), ("advice", "reject", "1234"),
-    ("mode", "act", "--job", "1234"), ("mode", "monitor"), ("mode", "act"), ("nodes",), ("nodes", "--json"),
-    ("nodes", "drain", "node1", "--reason", "fan noise"), ("nodes", "resume", "node1"), ("nodes", "policy"),
-    ("nodes", "policy", "--max-drain-fraction", "0.1"), ("watch", "1234", "--policy", "default"),
+    ("jobs",),
+    ("jobs", "--state", "awaiting-approval", "--json"),
+    ("show", "1234"),
+    ("show", "1234", "--json"),
+    ("advice", "list"),
+    ("advice", "approve", "1234", "--generation", "1"),
+    ("advice", "reject", "1234"),
+    ("mode", "act", "--job", "1234"),
+    ("mode", "monitor"),
+    ("mode", "act"),
+    ("nodes",),
+    ("nodes", "--json"),
+    ("nodes", "drain", "node1", "--reason", "fan noise"),
+    ("nodes", "resume", "node1"),
+    ("nodes", "policy"),
+    ("nodes", "policy", "--max-drain-fraction", "0.1"),
+    ("watch", "1234", "--policy", "default"),
 ]
 
 # refused by the parser: the subcommand's usage, then one error line
 MISUSED = [
-    ("submit", "--policy"), ("submit", "--wait", "forever", "--", "train.sh"),
-    ("watch", "1234", "--polcy", "default"), ("jobs", "--state", "bogus"), ("jobs", "--jsn"), ("show",),
-    ("show", "abc"), ("show", "1234", "--jsn"), ("advice",), ("advice", "list", "--jsn"),
-    ("advice", "approve", "1234", "--generation", "0"), ("advice", "approve", "1234", "--generation", "one"),
-    ("advice", "approve", "14", "--generaton", "1"), ("advice", "reject", "-5"), ("mode", "bogus"),
-    ("mode", "act", "--job", "abc"), ("nodes", "drain", "node1"), ("nodes", "drain", "node1;rm", "--reason", "x"),
-    ("nodes", "resume"), ("nodes", "policy", "--max-drain-fractoin", "0.1"), ("diagnose",),
+    ("submit", "--policy"),
+    ("submit", "--wait", "forever", "--", "train.sh"),
+    ("watch", "1234", "--polcy", "default"),
+    ("jobs", "--state", "bogus"),
+    ("jobs", "--jsn"),
+    ("show",),
+    ("show", "abc"),
+    ("show", "1234", "--jsn"),
+    ("advice",),
+    ("advice", "list", "--jsn"),
+    ("advice", "approve", "1234", "--generation", "0"),
+    ("advice", "approve", "1234", "--generation", "one"),
+    ("advice", "approve", "14", "--generaton", "1"),
+    ("advice", "reject", "-5"),
+    ("mode", "bogus"),
+    ("mode", "act", "--job", "abc"),
+    ("nodes", "drain", "node1"),
+    ("nodes", "drain", "node1;rm", "--reason", "x"),
+    ("nodes", "resume"),
+    ("nodes", "policy", "--max-drain-fractoin", "0.1"),
+    ("diagnose",),
     ("diagnose", LOG, "--tasks-per-node", "many"),
 ]
 
@@ -69,8 +95,14 @@ MISUSED = [
 def run(config: Path, e2e: E2EStack, *args: str) -> subprocess.CompletedProcess[str]:
     """The installed `lazarus` command, as a user in a shell runs it."""
     env = dict(os.environ, LAZARUS_CONFIG=str(config), SLURM_CONF=str(e2e.cluster.slurm_conf))
-    return subprocess.run([str(Path(sys.executable).with_name("lazarus")), *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("lazarus")), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 def assert_one_sentence(proc: subprocess.CompletedProcess[str], words: str) -> None:
@@ -98,8 +130,10 @@ def test_a_wrong_input_is_refused_in_one_sentence(e2e, args, words):
 
 @pytest.mark.parametrize("args", STACK_DOWN, ids=" ".join)
 def test_with_the_stack_down_a_command_says_temporal_cannot_be_reached(e2e, stack_down, args):
-    assert_one_sentence(run(stack_down, e2e, *args), "cannot reach Temporal at 127.0.0.1:1 (namespace default): "
-                                                     "connection refused. Is the server running?")
+    assert_one_sentence(
+        run(stack_down, e2e, *args),
+        "cannot reach Temporal at 127.0.0.1:1 (namespace default): connection refused. Is the server running?",
+    )
 
 
 def test_a_bad_ledger_policy_value_is_refused_before_anything_connects(e2e, stack_down):

@@ -22,9 +22,15 @@ async def test_an_output_file_swapped_for_a_symlink_is_refused_and_noted_on_the_
     secret.chmod(0o600)
     out = job_dir / "hostile.out"
     script = f"echo started\nsleep 3\nrm -f {out}\nln -s {secret} {out}\nsleep 60\n"
-    job = submit_job(e2e.cluster, script, output=str(out), job_name=f"{JOB_PREFIX}hostile",
-                     comment=json.dumps({"lazarus": {"policy": POLICY}}))
+    job = submit_job(
+        e2e.cluster,
+        script,
+        output=str(out),
+        job_name=f"{JOB_PREFIX}hostile",
+        comment=json.dumps({"lazarus": {"policy": POLICY}}),
+    )
     try:
+
         async def noted():
             status = await e2e.status(job)
             return status if status.telemetry_notes else None

@@ -22,12 +22,21 @@ pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pyte
 
 def hostile_job(e2e, job_dir, line: str, nodes: list[str]) -> int:
     """A 2-node job on ``nodes`` whose first attempt prints ``line`` and fails; the next attempt succeeds."""
-    script = ("#!/bin/bash\n"
-              'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
-              f"  sleep 3\n  echo {json.dumps(line)}\n  sleep 3\n  exit 1\n"
-              "fi\nsleep 2\n")
-    return submit_job(e2e.cluster, script, job_name=f"{JOB_PREFIX}hostile", nodes=2, nodelist=",".join(nodes),
-                      output=str(job_dir / "hostile-%j.out"), comment=json.dumps({"lazarus": {"policy": POLICY}}))
+    script = (
+        "#!/bin/bash\n"
+        'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
+        f"  sleep 3\n  echo {json.dumps(line)}\n  sleep 3\n  exit 1\n"
+        "fi\nsleep 2\n"
+    )
+    return submit_job(
+        e2e.cluster,
+        script,
+        job_name=f"{JOB_PREFIX}hostile",
+        nodes=2,
+        nodelist=",".join(nodes),
+        output=str(job_dir / "hostile-%j.out"),
+        comment=json.dumps({"lazarus": {"policy": POLICY}}),
+    )
 
 
 def node_state(e2e, node: str) -> str:
@@ -36,11 +45,14 @@ def node_state(e2e, node: str) -> str:
 
 async def test_an_xid_naming_a_node_outside_the_allocation_neither_excludes_nor_drains_it(e2e, job_dir):
     mine, other = e2e.cluster.nodes[:2], e2e.cluster.nodes[3]
-    line = (f"May  1 12:00:03 {other} kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
-            "name=<unknown>, GPU has fallen off the bus.")
+    line = (
+        f"May  1 12:00:03 {other} kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+        "name=<unknown>, GPU has fallen off the bus."
+    )
     job = hostile_job(e2e, job_dir, line, mine)
-    status = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                              timeout=90)
+    status = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=90
+    )
     assert status.state == RecoveryState.COMPLETED, status.stop_reason
     first = status.attempts[0]
     diagnosis = first.anomaly.diagnosis
@@ -55,8 +67,9 @@ async def test_an_xid_naming_a_node_outside_the_allocation_neither_excludes_nor_
 async def test_a_hostlist_of_99999_nodes_implicates_at_most_the_allocation(e2e, job_dir):
     mine = e2e.cluster.nodes[:2]
     job = hostile_job(e2e, job_dir, "srun: error: Node failure on x[1-99999]", mine)
-    status = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                              timeout=90)
+    status = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=90
+    )
     assert status.state == RecoveryState.COMPLETED, status.stop_reason
     diagnosis = status.attempts[0].anomaly.diagnosis
     assert diagnosis.signature == "slurm_node_failure"

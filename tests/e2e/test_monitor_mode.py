@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from lazarus.models.names import workflow_id
 from lazarus.models.recovery import AdviceStatus, Approval, RecoveryState, Rejection
 from tests.e2e.helpers import job_field, restarts, restore_nodes, wait_state
 from tests.e2e.stack import EXPIRY_POLICY, POLICY, submit_training
-from lazarus.models.names import workflow_id
 from workflows.job_recovery import JobRecoveryWorkflow
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
@@ -24,10 +24,12 @@ async def test_approved_advice_restarts_the_job_and_stale_generations_are_refuse
     handle = (await e2e.client()).get_workflow_handle(workflow_id("lztest", job))
     with pytest.raises(WorkflowUpdateFailedError):
         await handle.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=99, operator="eve"))
-    await handle.execute_update(JobRecoveryWorkflow.approve_advice,
-                                Approval(generation=status.advice.generation, operator="alice"))
-    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                             timeout=120)
+    await handle.execute_update(
+        JobRecoveryWorkflow.approve_advice, Approval(generation=status.advice.generation, operator="alice")
+    )
+    final = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
     assert final.state == RecoveryState.COMPLETED
     assert final.advice_history[0].decided_by == "alice"
     assert restarts(e2e.cluster, job) == 1
@@ -38,8 +40,9 @@ async def test_rejected_advice_leaves_the_job_alone(e2e, job_dir):
     job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
     status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
     handle = (await e2e.client()).get_workflow_handle(workflow_id("lztest", job))
-    await handle.execute_update(JobRecoveryWorkflow.reject_advice,
-                                Rejection(generation=status.advice.generation, operator="bob"))
+    await handle.execute_update(
+        JobRecoveryWorkflow.reject_advice, Rejection(generation=status.advice.generation, operator="bob")
+    )
     final = await wait_state(e2e, job, RecoveryState.STOPPED, timeout=60)
     assert final.advice_history[0].status == AdviceStatus.REJECTED
     assert restarts(e2e.cluster, job) == 0
@@ -47,8 +50,9 @@ async def test_rejected_advice_leaves_the_job_alone(e2e, job_dir):
 
 
 async def test_unapproved_advice_expires_and_the_job_is_not_left_held(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": EXPIRY_POLICY, "mode": "monitor"}},
-                          **CRASH)
+    job = submit_training(
+        e2e.cluster, job_dir, comment={"lazarus": {"policy": EXPIRY_POLICY, "mode": "monitor"}}, **CRASH
+    )
     final = await wait_state(e2e, job, RecoveryState.STOPPED, timeout=60)
     assert final.advice_history[0].status == AdviceStatus.EXPIRED
     assert "expired" in final.stop_reason
@@ -65,13 +69,28 @@ async def test_approval_by_signal_from_the_temporal_cli_like_the_ui_or_http_api(
     job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
     status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
     temporal = str(Path(sys.executable).parent / "temporal")
-    out = subprocess.run([temporal, "workflow", "signal", "--address", f"127.0.0.1:{e2e.port}",
-                          "--workflow-id", workflow_id("lztest", job), "--name", "approve_advice", "--input",
-                          f'{{"generation": {status.advice.generation}, "operator": "ui-user"}}'],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [
+            temporal,
+            "workflow",
+            "signal",
+            "--address",
+            f"127.0.0.1:{e2e.port}",
+            "--workflow-id",
+            workflow_id("lztest", job),
+            "--name",
+            "approve_advice",
+            "--input",
+            f'{{"generation": {status.advice.generation}, "operator": "ui-user"}}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
-    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED,
-                             timeout=120)
+    final = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
     assert final.state == RecoveryState.COMPLETED
     assert final.advice_history[0].decided_by == "ui-user"
     restore_nodes(e2e.cluster)

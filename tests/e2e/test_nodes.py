@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from lazarus.models.ledger import Implication, LedgerPolicy, PolicyChange
+from lazarus.models.names import ledger_id
 from tests.e2e.helpers import restore_nodes
 from tests.e2e.stack import E2EStack
 from tests.e2e.test_cli import lazarus
-from lazarus.models.names import ledger_id
 from workflows.node_ledger import NodeLedgerWorkflow
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
@@ -90,9 +90,18 @@ async def test_a_node_resumed_with_scontrol_is_shown_as_a_disagreement_then_reco
         row = record(e2e, "node3")
         assert row["resumed_by"] == "outside Lazarus" and row["agrees"] is True
         # a new hardware fault on it is drained again: the stale record no longer blocks the drain
-        await handle.signal(NodeLedgerWorkflow.record_implication, Implication(
-            node="node3", job_id=424242, attempt=0, signature="nvrm_xid_79", category="hardware",
-            at=datetime.now(timezone.utc), drain_requested=True))
+        await handle.signal(
+            NodeLedgerWorkflow.record_implication,
+            Implication(
+                node="node3",
+                job_id=424242,
+                attempt=0,
+                signature="nvrm_xid_79",
+                category="hardware",
+                at=datetime.now(UTC),
+                drain_requested=True,
+            ),
+        )
         await eventually(lambda: slurm_state(e2e, "node3").startswith(("drain", "drng")))
     finally:
         await handle.signal(NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(), by="e2e test"))

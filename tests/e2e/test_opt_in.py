@@ -46,8 +46,9 @@ async def test_job_without_opt_in_is_ignored(e2e, job_dir):
 
 
 async def test_asking_for_act_on_an_act_cluster_is_watched_with_a_note_that_it_was_not_needed(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "act"}},
-                          steps=40, step_time=0.25)
+    job = submit_training(
+        e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "act"}}, steps=40, step_time=0.25
+    )
     try:
         status = await wait_state(e2e, job, RecoveryState.WATCHING, RecoveryState.COMPLETED, timeout=30)
         note = 'the comment asks for "mode": "act"; not needed: the cluster is in act mode'
@@ -61,9 +62,16 @@ async def test_a_comment_cannot_lengthen_the_start_up_grace(e2e, job_dir):
     """The policy allows 20 s to the first progress line; the comment asks for an hour. The job prints
     nothing: Lazarus calls the hang after the policy's 20 s, not the job's hour."""
     comment = json.dumps({"lazarus": {"policy": POLICY, "startup_grace": 3600, "hang_budget": 3600}})
-    job = submit_job(e2e.cluster, "sleep 240\n", job_name=f"{JOB_PREFIX}silent", nodes=1, comment=comment,
-                     output=str(job_dir / "silent-%j.out"))
+    job = submit_job(
+        e2e.cluster,
+        "sleep 240\n",
+        job_name=f"{JOB_PREFIX}silent",
+        nodes=1,
+        comment=comment,
+        output=str(job_dir / "silent-%j.out"),
+    )
     try:
+
         async def hang_recorded():
             status = await e2e.status(job)
             anomaly = status.attempts[0].anomaly if status.attempts else None

@@ -26,13 +26,22 @@ CRASH = dict(steps=25, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, 
 
 def temporal(e2e: E2EStack, *args: str) -> subprocess.CompletedProcess[str]:
     """The Temporal CLI against the e2e server, as an operator without Lazarus's CLI would use it."""
-    return subprocess.run([str(Path(sys.executable).parent / "temporal"), *args, "--address",
-                           f"127.0.0.1:{e2e.port}"], capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "temporal"), *args, "--address", f"127.0.0.1:{e2e.port}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 async def test_a_raised_startup_grace_is_noted_and_the_budget_and_deadline_in_force_are_shown(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": GRACE_POLICY, "startup_grace": 10}},
-                          steps=80, step_time=0.25)
+    job = submit_training(
+        e2e.cluster,
+        job_dir,
+        comment={"lazarus": {"policy": GRACE_POLICY, "startup_grace": 10}},
+        steps=80,
+        step_time=0.25,
+    )
     try:
         await wait_state(e2e, job, RecoveryState.WATCHING, timeout=30)
 
@@ -65,8 +74,17 @@ async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e
     job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
     status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
     wid = workflow_id("lztest", job)
-    sent = temporal(e2e, "workflow", "signal", "--workflow-id", wid, "--name", "approve_advice",
-                    "--input", json.dumps({"generation": 99, "operator": "eve"}))
+    sent = temporal(
+        e2e,
+        "workflow",
+        "signal",
+        "--workflow-id",
+        wid,
+        "--name",
+        "approve_advice",
+        "--input",
+        json.dumps({"generation": 99, "operator": "eve"}),
+    )
     assert sent.returncode == 0, sent.stderr  # the sender is told it succeeded: the refusal must show elsewhere
 
     async def refused():
@@ -74,8 +92,9 @@ async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e
 
     [answer] = await assert_eventually(refused, timeout=20, interval=0.3)
     assert (answer.kind, answer.generation, answer.operator) == ("approve", 99, "eve")
-    assert answer.reason == (f"stale advice generation 99: the advice awaiting approval is generation "
-                             f"{status.advice.generation}")
+    assert answer.reason == (
+        f"stale advice generation 99: the advice awaiting approval is generation {status.advice.generation}"
+    )
     line = f"last refused answer ({answer.at:%H:%M:%S}): {answer.describe()}"
     assert f"  {line}" in lazarus_cli(e2e, "show", str(job)).stdout
     listing = lazarus_cli(e2e, "advice", "list").stdout
@@ -85,7 +104,8 @@ async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e
     details = temporal(e2e, "workflow", "metadata", "--workflow-id", wid)
     assert answer.describe() in details.stdout, details.stdout + details.stderr
     handle = (await e2e.client()).get_workflow_handle(wid)
-    await handle.execute_update(JobRecoveryWorkflow.reject_advice,
-                                Rejection(generation=status.advice.generation, operator="bob"))
+    await handle.execute_update(
+        JobRecoveryWorkflow.reject_advice, Rejection(generation=status.advice.generation, operator="bob")
+    )
     await wait_state(e2e, job, RecoveryState.STOPPED, timeout=60)
     assert restarts(e2e.cluster, job) == 0

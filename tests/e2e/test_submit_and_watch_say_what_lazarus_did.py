@@ -29,8 +29,15 @@ def script(e2e: E2EStack, job_dir: Path) -> str:
 
 
 def sbatch_args(e2e: E2EStack, job_dir: Path, name: str) -> list[str]:
-    return ["--", f"--job-name={name}", "-N2", "--ntasks-per-node=1", "--time=3", f"--output={job_dir}/%j.out",
-            script(e2e, job_dir)]
+    return [
+        "--",
+        f"--job-name={name}",
+        "-N2",
+        "--ntasks-per-node=1",
+        "--time=3",
+        f"--output={job_dir}/%j.out",
+        script(e2e, job_dir),
+    ]
 
 
 async def comment_of(e2e: E2EStack, job: int) -> str:

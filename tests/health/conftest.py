@@ -31,8 +31,17 @@ def fake_nvml_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("gcc is needed to build the fake libnvidia-ml.so.1")
     out = tmp_path_factory.mktemp("fake-nvml")
     subprocess.run(
-        [gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(out / "libnvidia-ml.so.1"),
-         str(HERE / "fake_nvml.c")],  # fmt: skip
+        [
+            gcc,
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-Wall",
+            "-Werror",
+            "-o",
+            str(out / "libnvidia-ml.so.1"),
+            str(HERE / "fake_nvml.c"),
+        ],  # fmt: skip
         check=True,
     )
     return out

@@ -9,6 +9,7 @@ import pytest
 
 from tests.health.helpers import AGENT_PORTS, free_port, gpu_value, parse_metrics, run_cli
 
+
 def _get(url: str) -> str | None:
     try:
         with urllib.request.urlopen(url, timeout=2) as r:

@@ -1,7 +1,7 @@
 """NVLink error counters: read per active link, summed into the DCGM totals; errors degrade the GPU."""
 
-from lazarus.health.assess import HealthThresholds
 from lazarus.health.agent import NodeAgent
+from lazarus.health.assess import HealthThresholds
 from lazarus.health.models import Verdict
 from tests.health.helpers import gpu_value, scrape
 

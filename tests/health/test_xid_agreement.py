@@ -10,7 +10,7 @@ it for a hardware warning; *kept* when neither blames it.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 import pytest
@@ -22,7 +22,7 @@ from lazarus.health.models import RECOVERY_ACTION_CODES, GpuHealth, RecoveryActi
 from lazarus.health.xid import xid_meaning
 from lazarus.models.diagnosis import Category, RetryAdvice
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LISTED = [code for code in default_catalogue().xid_codes if code != 154]
 UNLISTED = [32, 999]  # 32 is a real Xid (PBDMA error) the catalogue does not list
 _AGENT_ACTION = {Verdict.FAILED: "exclude", Verdict.DEGRADED: "watch", Verdict.HEALTHY: "keep"}

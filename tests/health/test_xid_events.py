@@ -1,6 +1,6 @@
 """Xid events from the NVML event set: fatal codes fail the node, for as long as the Xid window lasts."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lazarus.health.agent import NodeAgent
 from lazarus.health.assess import HealthThresholds
@@ -37,7 +37,7 @@ def test_a_fatal_xid_keeps_failing_the_node_on_later_polls(agent, gpus):
 
 
 def test_an_xid_older_than_the_window_no_longer_counts(reader, gpus):
-    now = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
     agent = NodeAgent(reader, "n1", HealthThresholds(xid_window=timedelta(minutes=10)), clock=lambda: now[0])
     gpus.xid(0, 79)
     assert agent.poll().verdict is Verdict.FAILED

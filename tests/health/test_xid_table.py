@@ -9,9 +9,18 @@ from lazarus.health.xid import XidClass, classify_xid, describe_xid, xid_meaning
 
 
 def test_no_xid_code_is_listed_twice_in_the_catalogue():
-    entry = {"family": "x", "title": "t", "keywords": ["Xid"], "patterns": ["Xid"], "role": "advisory",
-             "severity": 1, "explanation": "e", "doc": "d", "examples": ["Xid"],
-             "xids": [{"code": 79, "name": "n", "bucket": "IGNORE"}]}
+    entry = {
+        "family": "x",
+        "title": "t",
+        "keywords": ["Xid"],
+        "patterns": ["Xid"],
+        "role": "advisory",
+        "severity": 1,
+        "explanation": "e",
+        "doc": "d",
+        "examples": ["Xid"],
+        "xids": [{"code": 79, "name": "n", "bucket": "IGNORE"}],
+    }
     with pytest.raises(ConfigError, match="Xid 79 is listed by both a and b"):
         parse_catalogue({"signatures": [{"id": "a", **entry}, {"id": "b", **entry}]}, "test")
 

@@ -19,9 +19,7 @@ def helm() -> Path:
     """
     if not HELM.exists():
         try:
-            proc = subprocess.run(
-                ["bash", str(FETCH_SCRIPT)], capture_output=True, text=True, timeout=300, check=False
-            )
+            proc = subprocess.run(["bash", str(FETCH_SCRIPT)], capture_output=True, text=True, timeout=300, check=False)
             reason = proc.stderr.strip()
         except OSError as exc:  # no bash at all
             reason = str(exc)
@@ -42,6 +40,8 @@ def production_manifests(helm: Path) -> Manifests:
 
 
 @pytest.fixture(scope="session", params=["default", "production"])
-def manifests(request: pytest.FixtureRequest, default_manifests: Manifests, production_manifests: Manifests) -> Manifests:
+def manifests(
+    request: pytest.FixtureRequest, default_manifests: Manifests, production_manifests: Manifests
+) -> Manifests:
     """Each spec that takes this fixture holds for both values sets."""
     return default_manifests if request.param == "default" else production_manifests

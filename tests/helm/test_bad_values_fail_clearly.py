@@ -9,14 +9,23 @@ import pytest
 from tests.helm.chart import CHART, run_helm, template_args
 
 BAD_VALUES = {
-    "negative replicas": ({"workers.control.replicas": "-1"}, "at '/workers/control/replicas': minimum: got -1, want 0"),
+    "negative replicas": (
+        {"workers.control.replicas": "-1"},
+        "at '/workers/control/replicas': minimum: got -1, want 0",
+    ),
     "unknown mode": ({"mode": "yolo"}, "at '/mode': value must be one of 'monitor', 'act'"),
     "misspelt value": ({"workers.control.replics": "2"}, "additional properties 'replics' not allowed"),
     "unknown top-level value": ({"clusterName": "x"}, "additional properties 'clusterName' not allowed"),
     "cluster name with a slash": ({"cluster": "a/b"}, "at '/cluster': 'a/b' does not match pattern"),
     "address without port": ({"temporal.address": "temporal"}, "at '/temporal/address': 'temporal' does not match"),
-    "ssh port out of range": ({"scheduler.ssh.port": "70000"}, "at '/scheduler/ssh/port': maximum: got 70,000, want 65,535"),
-    "unknown policy field": ({"policies.default.hang_budgett": "60"}, "additional properties 'hang_budgett' not allowed"),
+    "ssh port out of range": (
+        {"scheduler.ssh.port": "70000"},
+        "at '/scheduler/ssh/port': maximum: got 70,000, want 65,535",
+    ),
+    "unknown policy field": (
+        {"policies.default.hang_budgett": "60"},
+        "additional properties 'hang_budgett' not allowed",
+    ),
     "malformed duration": ({"policies.default.hang_budget": "soon"}, "at '/policies/default/hang_budget'"),
     "grace period too short": (
         {"terminationGracePeriodSeconds": "30"},
@@ -31,9 +40,16 @@ BAD_VALUES = {
         {"scheduler.ssh.knownHostsConfigMap": ""},
         "neither scheduler.ssh.knownHosts nor scheduler.ssh.knownHostsConfigMap is set",
     ),
-    "tls secret without tls": ({"temporal.tls.secretName": "certs"}, "temporal.tls.secretName is set but temporal.tls.enabled is false"),
+    "tls secret without tls": (
+        {"temporal.tls.secretName": "certs"},
+        "temporal.tls.secretName is set but temporal.tls.enabled is false",
+    ),
     "every role disabled": (
-        {"workers.control.enabled": "false", "workers.scheduler.enabled": "false", "workers.telemetry.enabled": "false"},
+        {
+            "workers.control.enabled": "false",
+            "workers.scheduler.enabled": "false",
+            "workers.telemetry.enabled": "false",
+        },
         "every worker role is disabled",
     ),
 }

@@ -22,7 +22,9 @@ def test_the_agent_runs_lazarus_node_agent_on_port_9400(production_manifests: Ma
     assert agent["args"][:3] == ["node-agent", "--port", "9400"]
     assert agent["args"][-2:] == ["--node", "$(NODE_NAME)"]
     assert agent["ports"] == [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
-    assert env_by_name(_agent(production_manifests))["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    assert (
+        env_by_name(_agent(production_manifests))["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    )
 
 
 def test_the_agent_runs_only_on_gpu_nodes(production_manifests: Manifests) -> None:
@@ -50,7 +52,9 @@ def test_a_headless_service_exposes_every_agent(production_manifests: Manifests)
     service = production_manifests.get("Service", "lz-lazarus-node-agent")
     assert service["spec"]["clusterIP"] == "None"
     assert service["spec"]["ports"][0]["port"] == 9400
-    pod_labels = production_manifests.get("DaemonSet", "lz-lazarus-node-agent")["spec"]["template"]["metadata"]["labels"]
+    pod_labels = production_manifests.get("DaemonSet", "lz-lazarus-node-agent")["spec"]["template"]["metadata"][
+        "labels"
+    ]
     assert service["spec"]["selector"].items() <= pod_labels.items()
 
 

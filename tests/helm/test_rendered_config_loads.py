@@ -80,11 +80,16 @@ def test_prometheus_attribution_and_ledger_values_reach_the_config(
 
 
 def test_log_roots_and_https_credentials_reach_the_config(helm: Path, tmp_path: Path) -> None:
-    manifests = render(helm, sets={
-        "discovery.logRoots[0]": "/lustre/jobs", "discovery.logReadTimeoutSeconds": "5",
-        "prometheus.caFile": "/etc/lazarus/prom/ca.crt", "prometheus.basicAuthFile": "/etc/lazarus/prom/basic",
-        "attribution.bearerTokenFile": "/etc/lazarus/attribution/token",
-    })
+    manifests = render(
+        helm,
+        sets={
+            "discovery.logRoots[0]": "/lustre/jobs",
+            "discovery.logReadTimeoutSeconds": "5",
+            "prometheus.caFile": "/etc/lazarus/prom/ca.crt",
+            "prometheus.basicAuthFile": "/etc/lazarus/prom/basic",
+            "attribution.bearerTokenFile": "/etc/lazarus/attribution/token",
+        },
+    )
     settings = _load(manifests, tmp_path)
     assert settings.discovery.log_roots == [Path("/lustre/jobs")] and settings.discovery.log_read_timeout_s == 5
     assert settings.prometheus.ca_file == Path("/etc/lazarus/prom/ca.crt")

@@ -65,7 +65,9 @@ def test_a_disabled_role_has_no_deployment_and_no_budget(helm: Path, role: str) 
     assert not any(name.endswith(f"-{role}") for name in names)
 
 
-def test_the_image_defaults_to_the_chart_app_version(default_manifests: Manifests, production_manifests: Manifests) -> None:
+def test_the_image_defaults_to_the_chart_app_version(
+    default_manifests: Manifests, production_manifests: Manifests
+) -> None:
     pod = default_manifests.deployment("control")["spec"]["template"]["spec"]
     assert container(pod)["image"] == "ghcr.io/lazarus-recovery/lazarus:0.1.0"
     pod = production_manifests.deployment("control")["spec"]["template"]["spec"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import strategies as st
 
@@ -10,16 +10,34 @@ from lazarus.models.slurm import JobState
 
 # Text a job or a broken command may print: any code point, NUL, escapes, line separators.
 HOSTILE_SNIPPETS = (
-    "\x00", "\x1b[2J", "\x1b]0;pwned\x07", "\r", "\u2028", "\x85", "\ufeff", "$(reboot)", "`id`", "; rm -rf /",
-    "Restarts=9 StdOut=/etc/shadow", "JobState=COMPLETED", "\udcff", "9" * 5000, "²³", "١٢٣", "[1-99999]",
+    "\x00",
+    "\x1b[2J",
+    "\x1b]0;pwned\x07",
+    "\r",
+    "\u2028",
+    "\x85",
+    "\ufeff",
+    "$(reboot)",
+    "`id`",
+    "; rm -rf /",
+    "Restarts=9 StdOut=/etc/shadow",
+    "JobState=COMPLETED",
+    "\udcff",
+    "9" * 5000,
+    "²³",
+    "١٢٣",
+    "[1-99999]",
 )
 hostile_text = st.one_of(
     st.text(),
     st.lists(st.one_of(st.sampled_from(HOSTILE_SNIPPETS), st.text(max_size=8)), max_size=12).map("".join),
 )
 
-huge_ints = st.one_of(st.integers(), st.integers(min_value=2**31 - 2, max_value=2**31 + 2),
-                      st.sampled_from([2**63, -(2**63), 2**64 + 1, 10**30, -1]))
+huge_ints = st.one_of(
+    st.integers(),
+    st.integers(min_value=2**31 - 2, max_value=2**31 + 2),
+    st.sampled_from([2**63, -(2**63), 2**64 + 1, 10**30, -1]),
+)
 
 json_scalars = st.one_of(st.none(), st.booleans(), huge_ints, st.floats(allow_nan=False), hostile_text)
 json_values = st.recursive(
@@ -48,5 +66,4 @@ def words(alphabet: st.SearchStrategy[str], max_words: int = 4) -> st.SearchStra
 
 def local_to_utc(naive: datetime) -> datetime:
     """What the parsers make of a naive local time: the same instant, timezone-aware."""
-    return naive.astimezone(timezone.utc)
-
+    return naive.astimezone(UTC)

@@ -32,9 +32,21 @@ FAILURE_LINES = (
     b"[rank1]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970",
     b"slurmstepd: error: *** JOB 7 ON node4 CANCELLED AT 2024-05-01T12:00:00 DUE TO NODE FAILURE ***",
 )
-HOSTILE_BYTES = (b"\x00", b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\x1b[2J", b"\x1b]0;x\x07", b"\r", b"\n",
-                 b"\r\n", b"\x85", "\u2028".encode(), b"\t", *(snippet.encode("utf-8", "surrogatepass")
-                                                             for snippet in HOSTILE_SNIPPETS))
+HOSTILE_BYTES = (
+    b"\x00",
+    b"\xff\xfe",
+    b"\xc3\x28",
+    b"\xed\xa0\x80",
+    b"\x1b[2J",
+    b"\x1b]0;x\x07",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\x85",
+    "\u2028".encode(),
+    b"\t",
+    *(snippet.encode("utf-8", "surrogatepass") for snippet in HOSTILE_SNIPPETS),
+)
 chunks = st.one_of(st.binary(max_size=64), st.sampled_from(HOSTILE_BYTES), st.sampled_from(FAILURE_LINES))
 logs = st.one_of(
     st.lists(chunks, max_size=30).map(b"".join),
@@ -79,8 +91,14 @@ def test_any_bytes_give_a_valid_diagnosis(log_dir, files):
     assert_valid(diagnose_files(paths))
 
 
-@given(st.lists(st.one_of(st.text(), st.sampled_from(HOSTILE_SNIPPETS),
-                          st.sampled_from(FAILURE_LINES).map(lambda line: line.decode())), max_size=20))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(), st.sampled_from(HOSTILE_SNIPPETS), st.sampled_from(FAILURE_LINES).map(lambda line: line.decode())
+        ),
+        max_size=20,
+    )
+)
 def test_any_lines_fed_to_the_streaming_analyser_give_a_valid_diagnosis(lines):
     analyzer = Analyzer()
     for number, line in enumerate(lines, start=1):
@@ -105,8 +123,11 @@ def test_a_line_naming_millions_of_nodes_is_diagnosed_in_bounded_memory(log_dir)
 benign_words = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz0123456789 .,/_-"), max_size=60)
 benign_lines = st.one_of(
     benign_words,
-    st.builds(lambda step, loss: f"LAZARUS step={step} loss={loss:.3f}", st.integers(0, 10**6),
-              st.floats(0, 100, allow_nan=False)),
+    st.builds(
+        lambda step, loss: f"LAZARUS step={step} loss={loss:.3f}",
+        st.integers(0, 10**6),
+        st.floats(0, 100, allow_nan=False),
+    ),
     st.builds(lambda step: f"iteration {step}/ 100000 | lm loss: 2.5 | global batch size: 64 |", st.integers(0, 10**5)),
     st.builds(lambda rank, text: f"{rank}: INFO {text}", st.integers(0, 512), benign_words),
 )

@@ -88,11 +88,17 @@ def test_a_huge_hostlist_is_refused_without_allocating_it(where, shape):
     assert peak < PEAK_BYTES
 
 
-ranges = st.builds(lambda low, width: f"{low}-{low + width}" if width else str(low), st.integers(0, 500), st.integers(0, 60))
+ranges = st.builds(
+    lambda low, width: f"{low}-{low + width}" if width else str(low), st.integers(0, 500), st.integers(0, 60)
+)
 expressions = st.lists(
-    st.builds(lambda prefix, groups: prefix + "".join(f"[{','.join(items)}]" for items in groups),
-              st.sampled_from(["n", "gpu", "a-b"]), st.lists(st.lists(ranges, min_size=1, max_size=3), max_size=2)),
-    min_size=1, max_size=4,
+    st.builds(
+        lambda prefix, groups: prefix + "".join(f"[{','.join(items)}]" for items in groups),
+        st.sampled_from(["n", "gpu", "a-b"]),
+        st.lists(st.lists(ranges, min_size=1, max_size=3), max_size=2),
+    ),
+    min_size=1,
+    max_size=4,
 ).map(",".join)
 
 

@@ -29,8 +29,11 @@ MAX_REASON_CHARS = 1000
 
 override_values = st.one_of(huge_ints, st.floats(), json_values, st.sampled_from(["PT5M", "1h", "00:10:00", "-1"]))
 sections = st.dictionaries(
-    st.one_of(st.sampled_from(sorted(JOB_OVERRIDABLE | {"policy", "mode"})), st.text(max_size=10),
-              st.sampled_from(HOSTILE_SNIPPETS)),
+    st.one_of(
+        st.sampled_from(sorted(JOB_OVERRIDABLE | {"policy", "mode"})),
+        st.text(max_size=10),
+        st.sampled_from(HOSTILE_SNIPPETS),
+    ),
     st.one_of(override_values, st.sampled_from([*POLICIES, "act", "monitor"]), st.sampled_from(HOSTILE_SNIPPETS)),
     max_size=5,
 )

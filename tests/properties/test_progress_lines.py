@@ -17,15 +17,42 @@ from lazarus.progress import format_line
 from tests.properties.strategies import HOSTILE_SNIPPETS, hostile_text
 
 # Every framework's marker, so that random text reaches every parser.
-MARKERS = ("LAZARUS step=", "LAZARUS phase=checkpoint step=", " checkpoint=", "iteration ", "/ ", " |",
-           "global_step=", "[Rank 0] step=", ", skipped=0", "Saving model checkpoint: /c/global_step",
-           "Saving model checkpoint to /c/checkpoint-", "'epoch': ", "'loss': ", "it/s", "s/it", "%|",
-           "| ", "/", " [", "]", "Epoch 1: ", "saving checkpoint at iteration ",
-           "successfully saved checkpoint from iteration ", "Checkpoint global_step", " is ready", "3: ", "[rank7] ")
-numbers = st.one_of(st.integers(-10, 10**6).map(str), st.sampled_from(["1e3", "-0", "nan", "inf", "1.5", "9" * 5000,
-                                                                        "١٢٣", "²", "00042", "1" * 30]))
-progress_like = st.lists(st.one_of(st.sampled_from(MARKERS), numbers, st.sampled_from(HOSTILE_SNIPPETS),
-                                   st.text(max_size=4)), max_size=14).map("".join)
+MARKERS = (
+    "LAZARUS step=",
+    "LAZARUS phase=checkpoint step=",
+    " checkpoint=",
+    "iteration ",
+    "/ ",
+    " |",
+    "global_step=",
+    "[Rank 0] step=",
+    ", skipped=0",
+    "Saving model checkpoint: /c/global_step",
+    "Saving model checkpoint to /c/checkpoint-",
+    "'epoch': ",
+    "'loss': ",
+    "it/s",
+    "s/it",
+    "%|",
+    "| ",
+    "/",
+    " [",
+    "]",
+    "Epoch 1: ",
+    "saving checkpoint at iteration ",
+    "successfully saved checkpoint from iteration ",
+    "Checkpoint global_step",
+    " is ready",
+    "3: ",
+    "[rank7] ",
+)
+numbers = st.one_of(
+    st.integers(-10, 10**6).map(str),
+    st.sampled_from(["1e3", "-0", "nan", "inf", "1.5", "9" * 5000, "١٢٣", "²", "00042", "1" * 30]),
+)
+progress_like = st.lists(
+    st.one_of(st.sampled_from(MARKERS), numbers, st.sampled_from(HOSTILE_SNIPPETS), st.text(max_size=4)), max_size=14
+).map("".join)
 _NUMBER = re.compile(r"[-+]?\d+\.?\d*(?:[eE][-+]?\d+)?")
 
 

@@ -3,9 +3,9 @@ or a typed Slurm error, never a crash."""
 
 from __future__ import annotations
 
+import hostlist
 from hypothesis import example, given
 from hypothesis import strategies as st
-import hostlist
 
 from lazarus.models.slurm import SacctRecord
 from lazarus.slurm.errors import SlurmError
@@ -13,7 +13,8 @@ from lazarus.slurm.parse import SACCT_FORMAT, parse_sacct
 from tests.properties.strategies import hostile_text, job_states, local_to_utc, node_sets, slurm_times
 
 job_ids = st.builds(
-    lambda job, step: f"{job}{step}", st.integers(1, 2**32 - 1).map(str),
+    lambda job, step: f"{job}{step}",
+    st.integers(1, 2**32 - 1).map(str),
     st.sampled_from(["", ".batch", ".extern", ".0", ".12"]),
 )
 
@@ -27,15 +28,24 @@ def sacct_rows(draw) -> tuple[str, SacctRecord]:
     code, signal = draw(st.integers(0, 255)), draw(st.integers(0, 127))
     suffix = draw(st.sampled_from(["", "+", " by 1000"]))  # "CANCELLED by 1000", "RUNNING+"
     record = SacctRecord(
-        job_id=draw(job_ids), state=state, exit_code=code, exit_signal=signal,
+        job_id=draw(job_ids),
+        state=state,
+        exit_code=code,
+        exit_signal=signal,
         nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(nodes)),
-        start_time=local_to_utc(start) if start else None, end_time=local_to_utc(end) if end else None,
+        start_time=local_to_utc(start) if start else None,
+        end_time=local_to_utc(end) if end else None,
     )
-    row = "|".join([
-        record.job_id, state.value + suffix, f"{code}:{signal}",
-        hostlist.collect_hostlist(nodes) or "None assigned",
-        start.isoformat() if start else "Unknown", end.isoformat() if end else "Unknown",
-    ])
+    row = "|".join(
+        [
+            record.job_id,
+            state.value + suffix,
+            f"{code}:{signal}",
+            hostlist.collect_hostlist(nodes) or "None assigned",
+            start.isoformat() if start else "Unknown",
+            end.isoformat() if end else "Unknown",
+        ]
+    )
     return row, record
 
 

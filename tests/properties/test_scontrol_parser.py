@@ -13,22 +13,31 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import hostlist
 from hypothesis import example, given
 from hypothesis import strategies as st
-import hostlist
 
 from lazarus.models.slurm import JobSnapshot, JobState, NodeState
 from lazarus.slurm.errors import SlurmError
 from lazarus.slurm.parse import parse_scontrol_jobs, parse_scontrol_nodes
 from tests.properties.strategies import (
-    HOSTILE_SNIPPETS, hostile_text, job_states, local_to_utc, node_names, node_sets, slurm_times, words,
+    HOSTILE_SNIPPETS,
+    hostile_text,
+    job_states,
+    local_to_utc,
+    node_names,
+    node_sets,
+    slurm_times,
+    words,
 )
 
 NULLS = {"", "(null)", "None", "N/A", "Unknown", "n/a"}
 # Free text stays on its own line: anything but a line break, no blanks at either end (scontrol's own padding).
-free_text = st.one_of(st.text(max_size=40), st.sampled_from(HOSTILE_SNIPPETS)).map(
-    lambda text: " ".join(text.splitlines()).strip()
-).filter(lambda text: text not in NULLS)
+free_text = (
+    st.one_of(st.text(max_size=40), st.sampled_from(HOSTILE_SNIPPETS))
+    .map(lambda text: " ".join(text.splitlines()).strip())
+    .filter(lambda text: text not in NULLS)
+)
 # A non-free value ends at the next " Key=": no '=' and no blanks inside.
 plain_value = st.text(st.characters(categories=("L", "N"), include_characters="-_.@/:"), min_size=1, max_size=12)
 
@@ -42,16 +51,26 @@ def scontrol_jobs(draw) -> tuple[str, JobSnapshot]:
     code, signal = draw(st.integers(0, 255)), draw(st.integers(0, 127))
     held = draw(st.booleans())
     expected = JobSnapshot(
-        job_id=draw(st.integers(1, 2**32 - 1)), name=draw(free_text), user=draw(plain_value.filter(lambda u: "(" not in u)),
-        user_id=1000, partition=draw(plain_value), state=state,
+        job_id=draw(st.integers(1, 2**32 - 1)),
+        name=draw(free_text),
+        user=draw(plain_value.filter(lambda u: "(" not in u)),
+        user_id=1000,
+        partition=draw(plain_value),
+        state=state,
         state_reason=draw(words(st.sampled_from("abcXYZ[]@:._-"))),
-        restarts=draw(st.integers(0, 10**6)), nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(nodes)),
+        restarts=draw(st.integers(0, 10**6)),
+        nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(nodes)),
         excluded_nodes=hostlist.expand_hostlist(hostlist.collect_hostlist(excluded)),
         batch_host=draw(st.one_of(st.none(), node_names)),
-        exit_code=code if state.finished else None, exit_signal=(signal or None) if state.finished else None,
-        comment=draw(free_text), stdout_path=draw(free_text), stderr_path=draw(free_text), work_dir=draw(free_text),
+        exit_code=code if state.finished else None,
+        exit_signal=(signal or None) if state.finished else None,
+        comment=draw(free_text),
+        stdout_path=draw(free_text),
+        stderr_path=draw(free_text),
+        work_dir=draw(free_text),
         start_time=None if state is JobState.PENDING else local_to_utc(start),
-        end_time=local_to_utc(end) if state.finished else None, submit_time=local_to_utc(submit),
+        end_time=local_to_utc(end) if state.finished else None,
+        submit_time=local_to_utc(submit),
         held=held and not state.finished and state is not JobState.RUNNING,
     )
     lines = [
@@ -87,8 +106,12 @@ def parses_or_refuses(parse, text: str) -> list | None:
 
 
 @given(scontrol_jobs())
-@example(("JobId=7 JobName=x\n   JobState=RUNNING Reason=None\n   Comment=x Restarts=9 StdOut=/etc/shadow\n",
-          JobSnapshot(job_id=7, name="x", state=JobState.RUNNING, comment="x Restarts=9 StdOut=/etc/shadow")))
+@example(
+    (
+        "JobId=7 JobName=x\n   JobState=RUNNING Reason=None\n   Comment=x Restarts=9 StdOut=/etc/shadow\n",
+        JobSnapshot(job_id=7, name="x", state=JobState.RUNNING, comment="x Restarts=9 StdOut=/etc/shadow"),
+    )
+)
 def test_a_rendered_job_parses_back_to_the_same_fields(record):
     text, expected = record
     (job,) = parse_scontrol_jobs(text)
@@ -125,9 +148,13 @@ def scontrol_nodes(draw) -> tuple[str, NodeState]:
     name = draw(node_names)
     state = draw(st.sampled_from(["IDLE", "ALLOCATED", "MIXED", "IDLE+DRAIN", "DOWN+NOT_RESPONDING", "DRAINING"]))
     reason = draw(free_text)
-    lines = [f"NodeName={name} Arch=x86_64 CoresPerSocket=4", "   Gres=gpu:4",
-             f"   OS={draw(free_text)}", f"   State={state} ThreadsPerCore=1 TmpDisk=0 Weight=1",
-             f"   Reason={reason}"]
+    lines = [
+        f"NodeName={name} Arch=x86_64 CoresPerSocket=4",
+        "   Gres=gpu:4",
+        f"   OS={draw(free_text)}",
+        f"   State={state} ThreadsPerCore=1 TmpDisk=0 Weight=1",
+        f"   Reason={reason}",
+    ]
     return "\n".join(lines) + "\n", NodeState(name=name, state=state, reason=reason)
 
 
@@ -158,10 +185,14 @@ def local_zone(name: str) -> Iterator[None]:
         time.tzset()
 
 
-@given(st.sampled_from(["UTC", "America/New_York", "Asia/Tokyo"]),
-       st.one_of(st.datetimes().map(lambda t: t.replace(microsecond=0).isoformat()), hostile_text))
+@given(
+    st.sampled_from(["UTC", "America/New_York", "Asia/Tokyo"]),
+    st.one_of(st.datetimes().map(lambda t: t.replace(microsecond=0).isoformat()), hostile_text),
+)
 @example("America/New_York", "9999-12-31T23:59:59")  # shifted into year 10000 by the zone
 @example("Asia/Tokyo", "0001-01-01T00:00:00")
 def test_a_time_in_any_local_zone_parses_or_gives_a_typed_error(zone, printed):
     with local_zone(zone):
-        parses_or_refuses(parse_scontrol_jobs, f"JobId=1 JobState=COMPLETED\n   StartTime={printed} EndTime={printed}\n")
+        parses_or_refuses(
+            parse_scontrol_jobs, f"JobId=1 JobState=COMPLETED\n   StartTime={printed} EndTime={printed}\n"
+        )

@@ -8,7 +8,7 @@ timestamp, a pydantic ``ValidationError``) would stop telemetry for every job.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -19,9 +19,28 @@ from lazarus.slurm.parse_squeue import parse_squeue_json
 from tests.properties.strategies import hostile_text, huge_ints, job_states, json_values, node_sets
 
 # Every key the parser reads, so that random values land where they are looked at.
-JOB_KEYS = ("job_id", "job_state", "exit_code", "state_reason", "name", "user_name", "partition", "restart_cnt",
-            "nodes", "excluded_nodes", "batch_host", "comment", "current_working_directory", "start_time",
-            "end_time", "submit_time", "priority", "tasks_per_node", "tasks", "node_count")
+JOB_KEYS = (
+    "job_id",
+    "job_state",
+    "exit_code",
+    "state_reason",
+    "name",
+    "user_name",
+    "partition",
+    "restart_cnt",
+    "nodes",
+    "excluded_nodes",
+    "batch_host",
+    "comment",
+    "current_working_directory",
+    "start_time",
+    "end_time",
+    "submit_time",
+    "priority",
+    "tasks_per_node",
+    "tasks",
+    "node_count",
+)
 number_wrappers = st.builds(lambda set_, number: {"set": set_, "number": number}, st.booleans(), json_values)
 hostile_jobs = st.fixed_dictionaries(
     {"job_id": st.one_of(huge_ints, json_values)},
@@ -29,8 +48,9 @@ hostile_jobs = st.fixed_dictionaries(
 )
 hostile_documents = st.one_of(
     json_values,
-    st.fixed_dictionaries({"jobs": st.lists(st.one_of(hostile_jobs, json_values), max_size=3)},
-                          optional={"errors": json_values}),
+    st.fixed_dictionaries(
+        {"jobs": st.lists(st.one_of(hostile_jobs, json_values), max_size=3)}, optional={"errors": json_values}
+    ),
 )
 
 
@@ -80,10 +100,17 @@ def squeue_jobs(draw):
     code, signal = draw(st.integers(0, 255)), draw(st.integers(0, 127))
     job = {
         "job_id": draw(st.integers(min_value=1, max_value=2**32 - 1)),
-        "job_state": state.value, "name": draw(st.text(max_size=20)), "user_name": draw(st.text(max_size=10)),
-        "partition": draw(st.text(max_size=10)), "restart_cnt": draw(st.integers(0, 10_000)),
-        "nodes": ",".join(nodes), "exit_code": code << 8 | signal, "comment": draw(st.text(max_size=40)),
-        "submit_time": times[0], "start_time": times[1], "end_time": times[2],
+        "job_state": state.value,
+        "name": draw(st.text(max_size=20)),
+        "user_name": draw(st.text(max_size=10)),
+        "partition": draw(st.text(max_size=10)),
+        "restart_cnt": draw(st.integers(0, 10_000)),
+        "nodes": ",".join(nodes),
+        "exit_code": code << 8 | signal,
+        "comment": draw(st.text(max_size=40)),
+        "submit_time": times[0],
+        "start_time": times[1],
+        "end_time": times[2],
     }
     return job, nodes
 
@@ -96,7 +123,7 @@ def test_a_printed_job_parses_back_to_the_same_fields(printed):
     assert (snapshot.name, snapshot.user, snapshot.partition) == (job["name"], job["user_name"], job["partition"])
     assert snapshot.restarts == job["restart_cnt"] and snapshot.comment == job["comment"]
     assert sorted(snapshot.nodes) == nodes
-    assert snapshot.submit_time == datetime.fromtimestamp(job["submit_time"], tz=timezone.utc)
+    assert snapshot.submit_time == datetime.fromtimestamp(job["submit_time"], tz=UTC)
     if snapshot.state.finished:
         assert (snapshot.exit_code, snapshot.exit_signal or 0) == (job["exit_code"] >> 8, job["exit_code"] & 0x7F)
     else:

@@ -73,8 +73,9 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 
 @pytest_asyncio.fixture
 async def ssh_client(sshd: Sshd, slurm_cluster: SlurmCluster) -> AsyncIterator[SlurmClient]:
-    settings = SshSettings(host="127.0.0.1", port=sshd.port, user="root", key_file=sshd.client_key,
-                           known_hosts=sshd.known_hosts)
+    settings = SshSettings(
+        host="127.0.0.1", port=sshd.port, user="root", key_file=sshd.client_key, known_hosts=sshd.known_hosts
+    )
     client = SlurmClient(SshTransport(settings, slurm_conf=slurm_cluster.slurm_conf), verify_timeout=30)
     try:
         yield client

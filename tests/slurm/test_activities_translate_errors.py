@@ -15,13 +15,13 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.scheduler import SlurmActivities, error_type
-from workflows.options import NON_RETRYABLE_SLURM_ERRORS, PRESETS
 from lazarus.models.slurm import JobState, NodeAction, RestartRequest
 from lazarus.slurm import errors
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.transport import LocalTransport
 from tests.conftest import SlurmCluster
 from tests.slurm.conftest import impatient_slurm_conf, running_two_node_job
+from workflows.options import NON_RETRYABLE_SLURM_ERRORS, PRESETS
 
 pytestmark = [pytest.mark.slurm]
 
@@ -56,7 +56,9 @@ async def test_invalid_argument_is_non_retryable(activities: SlurmActivities) ->
 async def test_unreachable_controller_stays_retryable(unreachable: SlurmActivities) -> None:
     for activity_fn, arg in ((unreachable.release_job, 1), (unreachable.list_nodes, None)):
         with pytest.raises(ApplicationError) as err:
-            await (ActivityEnvironment().run(activity_fn) if arg is None else ActivityEnvironment().run(activity_fn, arg))
+            await (
+                ActivityEnvironment().run(activity_fn) if arg is None else ActivityEnvironment().run(activity_fn, arg)
+            )
         assert err.value.type == "ControllerUnreachable" and not err.value.non_retryable
 
 
@@ -88,7 +90,11 @@ def test_every_permanent_error_is_listed_as_non_retryable_in_the_presets() -> No
 def test_activity_names_are_stable() -> None:
     names = [fn.__temporal_activity_definition.name for fn in SlurmActivities.__new__(SlurmActivities).all()]
     assert names == [
-        "slurm_list_nodes", "slurm_restart_excluding", "slurm_release_job", "slurm_drain_nodes", "slurm_resume_nodes",
+        "slurm_list_nodes",
+        "slurm_restart_excluding",
+        "slurm_release_job",
+        "slurm_drain_nodes",
+        "slurm_resume_nodes",
     ]
 
 

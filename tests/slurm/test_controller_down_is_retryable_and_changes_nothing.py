@@ -21,8 +21,8 @@ from lazarus.devstack.stack import DevStack, Parts
 from lazarus.models.slurm import JobState, RestartRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import ControllerUnreachableError
-from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster
 from lazarus.slurm.transport import LocalTransport
+from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster
 from tests.slurm.conftest import RecordingTransport, impatient_slurm_conf, running_two_node_job, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -43,7 +43,10 @@ def stopped_controller(slurm_cluster: SlurmCluster) -> Iterator[None]:
 
 
 async def test_stopped_controller_is_a_retryable_error_and_nothing_changes(
-    slurm_cluster: SlurmCluster, local_client: SlurmClient, jobs: list[int], request: pytest.FixtureRequest,
+    slurm_cluster: SlurmCluster,
+    local_client: SlurmClient,
+    jobs: list[int],
+    request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
     job_id = await running_two_node_job(slurm_cluster, local_client, jobs)

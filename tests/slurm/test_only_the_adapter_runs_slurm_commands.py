@@ -15,9 +15,17 @@ REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("lazarus", "activities", "workers", "workflows")
 MAY_START_PROCESSES = ("lazarus/slurm/", "lazarus/devstack/")
 PROCESS_STARTERS = {
-    ("subprocess", "run"), ("subprocess", "Popen"), ("subprocess", "call"), ("subprocess", "check_call"),
-    ("subprocess", "check_output"), ("subprocess", "getoutput"), ("subprocess", "getstatusoutput"),
-    ("os", "system"), ("os", "popen"), ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"),
+    ("subprocess", "run"),
+    ("subprocess", "Popen"),
+    ("subprocess", "call"),
+    ("subprocess", "check_call"),
+    ("subprocess", "check_output"),
+    ("subprocess", "getoutput"),
+    ("subprocess", "getstatusoutput"),
+    ("os", "system"),
+    ("os", "popen"),
+    ("asyncio", "create_subprocess_exec"),
+    ("asyncio", "create_subprocess_shell"),
 }
 
 
@@ -26,7 +34,8 @@ def process_starts(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), str(path))
     imported = {
         alias.asname or alias.name: (node.module, alias.name)
-        for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
         for alias in node.names
     }
     found = []

@@ -76,7 +76,9 @@ def test_wait_status_decoding() -> None:
 def test_sacct_lists_each_attempt_in_order() -> None:
     rows = parse_sacct(sample("sacct_requeued_and_failed.txt"))
     assert [(r.job_id, r.state, r.exit_code) for r in rows] == [
-        ("7", JobState.REQUEUED, 0), ("8", JobState.FAILED, 3), ("7", JobState.RUNNING, 0)
+        ("7", JobState.REQUEUED, 0),
+        ("8", JobState.FAILED, 3),
+        ("7", JobState.RUNNING, 0),
     ]
     assert rows[0].nodes == ["node1", "node2"] and rows[2].end_time is None
 

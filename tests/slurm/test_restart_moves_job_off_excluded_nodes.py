@@ -12,6 +12,7 @@ from tests.slurm.conftest import RecordingTransport, running_two_node_job, write
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
 
+
 async def test_restart_moves_the_job_off_the_excluded_node_and_counts_one_attempt(
     slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
 ) -> None:

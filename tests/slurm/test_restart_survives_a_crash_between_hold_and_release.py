@@ -23,7 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 def run_until_held_then_kill(cluster: SlurmCluster, job_id: int, node: str) -> None:
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.slurm.hold_then_die", str(cluster.slurm_conf), str(job_id), "0", node],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout is not None

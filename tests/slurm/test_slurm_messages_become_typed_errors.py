@@ -16,8 +16,11 @@ def failed(stderr: str, argv: tuple[str, ...] = ("scontrol", "show", "job", "12"
 @pytest.mark.parametrize(
     ("stderr", "expected", "retryable"),
     [
-        ("slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
-         errors.ControllerUnreachableError, True),
+        (
+            "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+            errors.ControllerUnreachableError,
+            True,
+        ),
         ("slurm_load_jobs error: Socket timed out on send/recv operation", errors.ControllerUnreachableError, True),
         ("slurm_load_jobs error: Invalid job id specified", errors.UnknownJobError, False),
         ("slurm_update error: Invalid node name specified", errors.UnknownNodeError, False),
@@ -26,8 +29,7 @@ def failed(stderr: str, argv: tuple[str, ...] = ("scontrol", "show", "job", "12"
         ("Requested operation is presently disabled for job 12", errors.OperationRefusedError, False),
         ("slurm_update error: Job is no longer pending execution", errors.OperationRefusedError, False),
         ("Job is pending execution for job 3", errors.OperationRefusedError, False),
-        ("You must specify a reason when DOWNING or DRAINING a node. Request denied",
-         errors.CommandFailedError, True),
+        ("You must specify a reason when DOWNING or DRAINING a node. Request denied", errors.CommandFailedError, True),
         ("", errors.CommandFailedError, True),
     ],
 )

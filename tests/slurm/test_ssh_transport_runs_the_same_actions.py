@@ -80,7 +80,9 @@ async def test_one_connection_serves_many_commands(ssh_client: SlurmClient, sshd
 
 
 async def test_hostile_node_names_never_reach_the_remote_shell(sshd: Sshd, slurm_cluster: SlurmCluster) -> None:
-    recorder = RecordingTransport(SshTransport(ssh_settings(sshd, sshd.known_hosts), slurm_conf=slurm_cluster.slurm_conf))
+    recorder = RecordingTransport(
+        SshTransport(ssh_settings(sshd, sshd.known_hosts), slurm_conf=slurm_cluster.slurm_conf)
+    )
     client = SlurmClient(recorder)
     with pytest.raises(InvalidArgumentError):
         await client.drain(NodeAction(nodes=["node1;touch /tmp/lazarus-pwned"], reason="x"))

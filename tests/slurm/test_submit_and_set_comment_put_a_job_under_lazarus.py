@@ -87,8 +87,12 @@ async def test_over_ssh_too_a_comment_is_quoted_and_never_run_by_the_remote_shel
 
 async def comment_is_data(cluster: SlurmCluster, client: SlurmClient, jobs: list[int], marker: Path) -> None:
     """set_comment and submit store a comment full of shell syntax exactly, and no shell runs any of it."""
-    comment = json.dumps({"lazarus": {"policy": "default"},
-                          "note": f"$(touch {marker}); `touch {marker}` | touch {marker} && 'q\" Restarts=9"})
+    comment = json.dumps(
+        {
+            "lazarus": {"policy": "default"},
+            "note": f"$(touch {marker}); `touch {marker}` | touch {marker} && 'q\" Restarts=9",
+        }
+    )
     job_id = submit_job(cluster, "sleep 60", hold=True, time=1)
     jobs.append(job_id)
 

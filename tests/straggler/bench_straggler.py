@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lazarus.straggler.detector import find_stragglers
@@ -51,7 +51,7 @@ def _measure(url: str, jobs: int, nodes: int) -> None:
         push_history(url, job_history(f"j{j}", names, end, slow, end - 6 * 60_000, ranks_per_node=1, seed=j))
     pushed = time.perf_counter() - started
     started = time.perf_counter()
-    at = datetime.fromtimestamp(end / 1000, timezone.utc)
+    at = datetime.fromtimestamp(end / 1000, UTC)
     series = PrometheusThroughput(url, timeout_s=30).fetch(ThroughputQuery(), end=at)
     queried = time.perf_counter() - started
     started = time.perf_counter()
@@ -59,9 +59,11 @@ def _measure(url: str, jobs: int, nodes: int) -> None:
     detected = time.perf_counter() - started
     expected = {f"j{j}" for j in range(0, jobs, 50)}
     correct = sum(f.job_id in expected and f.node == names[1] for f in findings)
-    print(f"prometheus: pushed {jobs * nodes} series x 121 samples in {pushed:.1f} s; one query for all jobs "
-          f"returned {len(series)} series in {queried * 1000:.0f} ms; detector {detected * 1000:.0f} ms; "
-          f"findings {len(findings)} (expected {len(expected)}, correct {correct})")
+    print(
+        f"prometheus: pushed {jobs * nodes} series x 121 samples in {pushed:.1f} s; one query for all jobs "
+        f"returned {len(series)} series in {queried * 1000:.0f} ms; detector {detected * 1000:.0f} ms; "
+        f"findings {len(findings)} (expected {len(expected)}, correct {correct})"
+    )
 
 
 def main() -> None:

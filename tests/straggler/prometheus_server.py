@@ -14,8 +14,14 @@ from pathlib import Path
 from tests.health.helpers import free_port
 
 
-def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0,
-                context: ssl.SSLContext | None = None, headers: dict[str, str] | None = None) -> None:
+def _wait_ready(
+    url: str,
+    proc: subprocess.Popen,
+    log: Path,
+    timeout: float = 30.0,
+    context: ssl.SSLContext | None = None,
+    headers: dict[str, str] | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -31,9 +37,14 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30
 
 
 @contextmanager
-def running_prometheus(root: Path, config: str, ports: range, web_config: str | None = None,
-                       ready_context: ssl.SSLContext | None = None,
-                       ready_headers: dict[str, str] | None = None) -> Iterator[str]:
+def running_prometheus(
+    root: Path,
+    config: str,
+    ports: range,
+    web_config: str | None = None,
+    ready_context: ssl.SSLContext | None = None,
+    ready_headers: dict[str, str] | None = None,
+) -> Iterator[str]:
     """Prometheus with ``config`` (YAML text), a TSDB under ``root`` and the remote-write receiver on; yields its URL.
 
     ``web_config`` (YAML text, ``--web.config.file``) may turn on TLS (the URL is then https) and basic

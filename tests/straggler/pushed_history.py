@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lazarus.straggler.models import DEFAULT_METRIC
 from tests.straggler.remote_write import Series, push
@@ -14,7 +14,7 @@ HISTORY_MS = 30 * 60_000
 
 def now_ms() -> int:
     """Now, on a whole second (the query API rounds its range to seconds)."""
-    return int(datetime.now(timezone.utc).timestamp()) * 1000
+    return int(datetime.now(UTC).timestamp()) * 1000
 
 
 def job_history(

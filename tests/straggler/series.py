@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lazarus.straggler.models import ThroughputSeries, WindowPoint
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=1)
 
 

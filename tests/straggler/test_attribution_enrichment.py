@@ -18,8 +18,13 @@ from tests.straggler.remote_write import push
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.prometheus]
 
-UNKNOWN = Diagnosis(failure_kind=FailureKind.CRASH, category=Category.UNKNOWN, signature="slurm_job_failed",
-                    retry_advice=RetryAdvice.RETRY_SAME_NODES, confidence=0.4)
+UNKNOWN = Diagnosis(
+    failure_kind=FailureKind.CRASH,
+    category=Category.UNKNOWN,
+    signature="slurm_job_failed",
+    retry_advice=RetryAdvice.RETRY_SAME_NODES,
+    confidence=0.4,
+)
 
 
 def settings(**kw) -> Settings:
@@ -29,8 +34,13 @@ def settings(**kw) -> Settings:
 @pytest.fixture(scope="module")
 def agents(prometheus_url):
     ts = now_ms()
-    push(prometheus_url, [({"__name__": "lazarus_node_health", "Hostname": "enr-1"}, [(ts, 0)]),
-                          ({"__name__": "lazarus_node_health", "Hostname": "enr-2"}, [(ts, 2)])])
+    push(
+        prometheus_url,
+        [
+            ({"__name__": "lazarus_node_health", "Hostname": "enr-1"}, [(ts, 0)]),
+            ({"__name__": "lazarus_node_health", "Hostname": "enr-2"}, [(ts, 2)]),
+        ],
+    )
     return prometheus_url
 
 
@@ -42,7 +52,7 @@ class Provider:
         self.requests: list[dict] = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 outer.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
                 time.sleep(delay)
                 self.send_response(200)
@@ -75,11 +85,19 @@ async def test_prometheus_down_leaves_the_log_diagnosis_and_says_so():
 
 
 async def test_external_provider_verdict_is_applied_within_the_job_nodes():
-    provider = Provider(json.dumps({"category": "infrastructure", "implicated_nodes": ["n3", "not-in-job"],
-                                    "retry_advice": "retry_excluding_nodes"}).encode())
+    provider = Provider(
+        json.dumps(
+            {
+                "category": "infrastructure",
+                "implicated_nodes": ["n3", "not-in-job"],
+                "retry_advice": "retry_excluding_nodes",
+            }
+        ).encode()
+    )
     try:
-        diag = await Enricher(settings(attribution={"provider_url": provider.url})).attribute(UNKNOWN, 7, 1,
-                                                                                              ["n3", "n4"])
+        diag = await Enricher(settings(attribution={"provider_url": provider.url})).attribute(
+            UNKNOWN, 7, 1, ["n3", "n4"]
+        )
     finally:
         provider.close()
     assert diag.category == Category.INFRASTRUCTURE and diag.implicated_nodes == ["n3"]

@@ -2,7 +2,7 @@
 
 from lazarus.straggler.detector import find_stragglers
 from lazarus.straggler.models import StragglerThresholds
-from tests.straggler.series import drop_at, healthy_job, job, jittery
+from tests.straggler.series import drop_at, healthy_job, jittery, job
 
 DEFAULTS = StragglerThresholds()
 

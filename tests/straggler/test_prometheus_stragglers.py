@@ -2,7 +2,7 @@
 
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -27,7 +27,7 @@ def two_jobs(prometheus_url):
     slow, healthy = f"a{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:8]}"
     push_history(prometheus_url, job_history(slow, NODES, end, slow_node="gpu-03", slow_from_ms=end - 6 * 60_000))
     push_history(prometheus_url, job_history(healthy, NODES, end, seed=1))
-    return slow, healthy, datetime.fromtimestamp(end / 1000, timezone.utc)
+    return slow, healthy, datetime.fromtimestamp(end / 1000, UTC)
 
 
 def test_the_slow_node_is_named_and_the_healthy_job_is_left_alone(prometheus_url, two_jobs):

@@ -51,8 +51,21 @@ def _openssl(*args: str) -> None:
 
 def _ca(directory: Path, name: str) -> tuple[Path, Path]:
     key, cert = directory / f"{name}.key", directory / f"{name}.pem"
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={name}",
-             "-keyout", str(key), "-out", str(cert))
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        f"/CN={name}",
+        "-keyout",
+        str(key),
+        "-out",
+        str(cert),
+    )
     return cert, key
 
 
@@ -65,8 +78,23 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     key, csr, cert, ext = d / "server.key", d / "server.csr", d / "server.pem", d / "san.ext"
     ext.write_text("subjectAltName=IP:127.0.0.1\n")
     _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
-    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
-             "-days", "2", "-extfile", str(ext), "-out", str(cert))
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        str(ext),
+        "-out",
+        str(cert),
+    )
     return Pki(ca=ca, other_ca=other, cert=cert, key=key)
 
 
@@ -75,13 +103,21 @@ def secure_prometheus(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Ite
     if shutil.which("prometheus") is None:
         pytest.skip("the Debian 'prometheus' package is not installed (scripts/install-system-deps.sh)")
     hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
-    web = (f"tls_server_config:\n  cert_file: {pki.cert}\n  key_file: {pki.key}\n"
-           f"basic_auth_users:\n  lazarus: '{hashed}'\n")
+    web = (
+        f"tls_server_config:\n  cert_file: {pki.cert}\n  key_file: {pki.key}\n"
+        f"basic_auth_users:\n  lazarus: '{hashed}'\n"
+    )
     auth = {"Authorization": "Basic " + base64.b64encode(f"lazarus:{PASSWORD}".encode()).decode()}
     context = ssl.create_default_context(cafile=str(pki.ca))
     root = tmp_path_factory.mktemp("prometheus-tls")
-    with running_prometheus(root, "global:\n  scrape_interval: 15s\n", range(19100, 19110), web_config=web,
-                            ready_context=context, ready_headers=auth) as url:
+    with running_prometheus(
+        root,
+        "global:\n  scrape_interval: 15s\n",
+        range(19100, 19110),
+        web_config=web,
+        ready_context=context,
+        ready_headers=auth,
+    ) as url:
         yield url
 
 
@@ -101,8 +137,10 @@ def test_a_certificate_from_another_ca_is_one_clear_error(secure_prometheus, pki
     api = _client(secure_prometheus, tmp_path, ca_file=pki.other_ca, basic_auth_file=_basic_auth_file(tmp_path))
     with pytest.raises(PrometheusUnavailableError) as caught:
         api.instant("node health query", "up")
-    assert str(caught.value) == (f"Prometheus at {secure_prometheus}: its TLS certificate does not verify against "
-                                 f"the CA bundle {pki.other_ca}; set prometheus.ca_file to the CA that signed it")
+    assert str(caught.value) == (
+        f"Prometheus at {secure_prometheus}: its TLS certificate does not verify against "
+        f"the CA bundle {pki.other_ca}; set prometheus.ca_file to the CA that signed it"
+    )
 
 
 def test_without_a_ca_file_the_system_cas_are_used_and_certificates_are_still_checked(secure_prometheus, tmp_path):
@@ -117,8 +155,9 @@ def test_the_right_ca_and_basic_auth_from_a_file_work(secure_prometheus, pki, tm
 
 
 def test_a_wrong_password_is_refused_and_never_shown(secure_prometheus, pki, tmp_path):
-    api = _client(secure_prometheus, tmp_path, ca_file=pki.ca,
-                  basic_auth_file=_basic_auth_file(tmp_path, "wrong-" + PASSWORD))
+    api = _client(
+        secure_prometheus, tmp_path, ca_file=pki.ca, basic_auth_file=_basic_auth_file(tmp_path, "wrong-" + PASSWORD)
+    )
     with pytest.raises(PrometheusQueryError, match=r"refused the credentials \(401\)") as caught:
         api.instant("node health query", "up")
     assert PASSWORD not in str(caught.value)
@@ -137,7 +176,7 @@ class TokenProvider:
         self.seen: list[str | None] = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 self.rfile.read(int(self.headers["Content-Length"]))
                 outer.seen.append(self.headers.get("Authorization"))
                 ok = self.headers.get("Authorization") == f"Bearer {TOKEN}"
@@ -166,13 +205,17 @@ def provider(pki: Pki) -> Iterator[TokenProvider]:
     server.close()
 
 
-UNKNOWN = Diagnosis(failure_kind=FailureKind.CRASH, category=Category.UNKNOWN, signature="slurm_job_failed",
-                    retry_advice=RetryAdvice.RETRY_SAME_NODES, confidence=0.4)
+UNKNOWN = Diagnosis(
+    failure_kind=FailureKind.CRASH,
+    category=Category.UNKNOWN,
+    signature="slurm_job_failed",
+    retry_advice=RetryAdvice.RETRY_SAME_NODES,
+    confidence=0.4,
+)
 
 
 @pytest.mark.asyncio(loop_scope="session")
-async def test_the_provider_gets_the_bearer_token_from_the_environment_over_verified_tls(
-        provider, pki, monkeypatch):
+async def test_the_provider_gets_the_bearer_token_from_the_environment_over_verified_tls(provider, pki, monkeypatch):
     monkeypatch.setenv("LAZARUS_ATTRIBUTION__BEARER_TOKEN", TOKEN)
     settings = load_settings(attribution={"provider_url": provider.url, "ca_file": str(pki.ca)})
     result = await Enricher(settings).attribute(UNKNOWN, 7, 0, ["n1"])

@@ -24,15 +24,22 @@ def test_a_node_outside_the_allocation_or_an_unknown_job_is_set_aside():
 
 
 def test_a_spoofed_slow_node_never_becomes_a_finding():
-    values = {"node1": jittery(30, seed=1), "node2": jittery(30, seed=2), "node9": drop_at(jittery(30, seed=3), 24, 0.5)}
+    values = {
+        "node1": jittery(30, seed=1),
+        "node2": jittery(30, seed=2),
+        "node9": drop_at(jittery(30, seed=3), 24, 0.5),
+    }
     assert [f.node for f in find_stragglers(job("7", values), StragglerThresholds())] == ["node9"]
     kept, _ = trusted_series(job("7", values), ALLOCATIONS)
     assert find_stragglers(kept, StragglerThresholds()) == []
 
 
 def test_spoofed_fast_peers_cannot_make_a_healthy_node_look_slow():
-    values = {"node1": jittery(30, seed=1), "node2": jittery(30, seed=2),
-              **{f"fake{i}": drop_at(jittery(30, seed=10 + i), 24, 3.0) for i in range(5)}}
+    values = {
+        "node1": jittery(30, seed=1),
+        "node2": jittery(30, seed=2),
+        **{f"fake{i}": drop_at(jittery(30, seed=10 + i), 24, 3.0) for i in range(5)},
+    }
     assert find_stragglers(job("7", values), StragglerThresholds()) != []  # the fakes outvote the job's nodes
     kept, _ = trusted_series(job("7", values), ALLOCATIONS)
     assert find_stragglers(kept, StragglerThresholds()) == []

@@ -22,8 +22,12 @@ pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.prometheus,
 @pytest.fixture(scope="module")
 def two_jobs(slurm_cluster):
     """Two real 2-node jobs: A on the first two nodes, B on the other two."""
-    jobs = [submit_job(slurm_cluster, "sleep 300\n", job_name=f"lz-strag-{uuid.uuid4().hex[:6]}", nodes=2,
-                       nodelist=",".join(nodes)) for nodes in (slurm_cluster.nodes[:2], slurm_cluster.nodes[2:])]
+    jobs = [
+        submit_job(
+            slurm_cluster, "sleep 300\n", job_name=f"lz-strag-{uuid.uuid4().hex[:6]}", nodes=2, nodelist=",".join(nodes)
+        )
+        for nodes in (slurm_cluster.nodes[:2], slurm_cluster.nodes[2:])
+    ]
     yield jobs
     for job in jobs:
         slurm_cluster.run("scancel", str(job), check=False)
@@ -50,8 +54,12 @@ async def test_a_slow_series_labelled_with_nodes_of_another_job_is_ignored(prome
     jobs = await snapshot(slurm_cluster, a)
     end = now_ms()
     # under job A's id, someone publishes series for B's nodes too, one of them slow
-    push_history(prometheus_url, job_history(str(a), slurm_cluster.nodes, end, slow_node=slurm_cluster.nodes[2],
-                                             slow_from_ms=end - 6 * 60_000, seed=3))
+    push_history(
+        prometheus_url,
+        job_history(
+            str(a), slurm_cluster.nodes, end, slow_node=slurm_cluster.nodes[2], slow_from_ms=end - 6 * 60_000, seed=3
+        ),
+    )
     await asyncio.sleep(0.5)
     findings = await enricher(prometheus_url).stragglers({a: jobs[a]})
     assert [(f.job_id, f.node) for f in findings] == []
@@ -62,8 +70,9 @@ async def test_the_jobs_own_slow_node_is_still_named(prometheus_url, slurm_clust
     jobs = await snapshot(slurm_cluster, b)
     mine = slurm_cluster.nodes[2:]
     end = now_ms()
-    push_history(prometheus_url, job_history(str(b), mine, end, slow_node=mine[1], slow_from_ms=end - 6 * 60_000,
-                                             seed=4))
+    push_history(
+        prometheus_url, job_history(str(b), mine, end, slow_node=mine[1], slow_from_ms=end - 6 * 60_000, seed=4)
+    )
     await asyncio.sleep(0.5)
     findings = await enricher(prometheus_url).stragglers({b: jobs[b]})
     assert [(f.job_id, f.node) for f in findings] == [(str(b), mine[1])]

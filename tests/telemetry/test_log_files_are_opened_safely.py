@@ -40,8 +40,7 @@ async def _job_replacing_its_output(cluster: SlurmCluster, replace: str) -> tupl
     """Start a job whose script prints a line, then runs ``replace`` (a shell command; ``{out}`` is its own
     output file); returns the output path Slurm reports and the access rule telemetry would apply to it."""
     out = cluster.job_dir / f"hostile-{time.monotonic_ns()}.out"
-    job = submit_job(cluster, f"echo started\n{replace.format(out=out)}\ntouch {out}.done\nsleep 60\n",
-                     output=str(out))
+    job = submit_job(cluster, f"echo started\n{replace.format(out=out)}\ntouch {out}.done\nsleep 60\n", output=str(out))
     slurm = SlurmClient(LocalTransport(cluster.slurm_conf))
     try:
         await assert_eventually(lambda: Path(f"{out}.done").exists(), timeout=30)

@@ -13,9 +13,13 @@ from lazarus.errors import JobCommentError
 from lazarus.models.policy import Mode, Policy
 from lazarus.telemetry.optin import mentions_lazarus, opt_in_comment, parse_opt_in, requested_policy
 
-POLICIES = {"default": Policy(), "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2, selectable=True),
-            "watched": Policy(mode=Mode.MONITOR, selectable=True), "acting": Policy(mode=Mode.ACT, selectable=True),
-            "operators-only": Policy(hang_budget=timedelta(hours=1))}
+POLICIES = {
+    "default": Policy(),
+    "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2, selectable=True),
+    "watched": Policy(mode=Mode.MONITOR, selectable=True),
+    "acting": Policy(mode=Mode.ACT, selectable=True),
+    "operators-only": Policy(hang_budget=timedelta(hours=1)),
+}
 
 
 def comment(**section) -> str:
@@ -28,8 +32,12 @@ def test_policy_by_name_with_overrides():
 
 
 def test_overrides_cannot_loosen_the_operators_policy():
-    opt = parse_opt_in(comment(policy="strict", max_attempts=99, max_attempts_without_checkpoint=50,
-                               startup_grace=10**7, hang_budget=10**7), POLICIES)
+    opt = parse_opt_in(
+        comment(
+            policy="strict", max_attempts=99, max_attempts_without_checkpoint=50, startup_grace=10**7, hang_budget=10**7
+        ),
+        POLICIES,
+    )
     p, base = opt.policy, POLICIES["strict"]
     assert (p.max_attempts, p.max_attempts_without_checkpoint) == (4, 2)
     assert (p.hang_budget, p.startup_grace) == (base.hang_budget, base.startup_grace)
@@ -38,8 +46,17 @@ def test_overrides_cannot_loosen_the_operators_policy():
 
 
 def test_overrides_may_tighten_the_operators_policy_without_a_note():
-    opt = parse_opt_in(comment(policy="strict", max_attempts=2, max_attempts_without_checkpoint=1,
-                               startup_grace=300, hang_budget=600, mode="monitor"), POLICIES)
+    opt = parse_opt_in(
+        comment(
+            policy="strict",
+            max_attempts=2,
+            max_attempts_without_checkpoint=1,
+            startup_grace=300,
+            hang_budget=600,
+            mode="monitor",
+        ),
+        POLICIES,
+    )
     p = opt.policy
     assert (p.max_attempts, p.max_attempts_without_checkpoint, p.mode) == (2, 1, Mode.MONITOR)
     assert (p.hang_budget, p.startup_grace) == (timedelta(minutes=10), timedelta(minutes=5))
@@ -66,16 +83,19 @@ def test_a_policy_the_operator_did_not_make_selectable_is_refused_and_not_offere
         parse_opt_in(comment(policy="nope"), POLICIES)
 
 
-@pytest.mark.parametrize("text,message", [
-    ("{bad", "not valid JSON"),
-    ('{"other": 1}', 'with a "lazarus" object'),
-    (comment(policy="nope"), "unknown policy 'nope'"),
-    (comment(drain_implicated_nodes=False), "may not override"),
-    (comment(selectable=True), "may not override"),
-    (comment(mode="fast"), "override mode"),
-    (comment(hang_budget="soon"), "override hang_budget"),
-    ("x" * 5000, "the limit is 4096"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("{bad", "not valid JSON"),
+        ('{"other": 1}', 'with a "lazarus" object'),
+        (comment(policy="nope"), "unknown policy 'nope'"),
+        (comment(drain_implicated_nodes=False), "may not override"),
+        (comment(selectable=True), "may not override"),
+        (comment(mode="fast"), "override mode"),
+        (comment(hang_budget="soon"), "override hang_budget"),
+        ("x" * 5000, "the limit is 4096"),
+    ],
+)
 def test_bad_comments_get_one_clear_sentence(text, message):
     with pytest.raises(JobCommentError, match=message):
         parse_opt_in(text, POLICIES)
@@ -92,8 +112,10 @@ def test_jobs_that_never_mention_lazarus_are_ignored_silently():
 def test_asking_for_act_on_an_act_cluster_is_accepted_and_noted_as_not_needed():
     opt = parse_opt_in(comment(mode="act"), POLICIES, cluster_mode=Mode.ACT)
     assert opt.policy.mode is None  # the job follows the cluster's mode, whatever it becomes
-    assert opt.notes == ('the comment asks for "mode": "act"; not needed: the cluster is in act mode '
-                         "(a job follows the cluster's mode)",)
+    assert opt.notes == (
+        'the comment asks for "mode": "act"; not needed: the cluster is in act mode '
+        "(a job follows the cluster's mode)",
+    )
 
 
 def test_asking_for_act_on_a_monitor_cluster_is_clamped_to_monitor_with_a_note():
@@ -117,23 +139,33 @@ def test_comments_without_a_mode_request_carry_no_note():
     assert parse_opt_in(comment(mode="monitor"), POLICIES, cluster_mode=Mode.ACT).notes == ()
 
 
-@pytest.mark.parametrize("own,policy,expected", [
-    (None, None, {"lazarus": {"policy": "default"}}),
-    ("", "strict", {"lazarus": {"policy": "strict"}}),
-    ("team=nlp", "strict", {"lazarus": {"policy": "strict"}, "comment": "team=nlp"}),
-    ("42", None, {"lazarus": {"policy": "default"}, "comment": "42"}),
-    ('{"team": "nlp"}', "strict", {"lazarus": {"policy": "strict"}, "team": "nlp"}),
-    ('{"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}}', None,
-     {"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}}),
-    ('{"lazarus": {"max_attempts": 2, "policy": "strict"}}', "default",
-     {"lazarus": {"policy": "default", "max_attempts": 2}}),
-])
+@pytest.mark.parametrize(
+    "own,policy,expected",
+    [
+        (None, None, {"lazarus": {"policy": "default"}}),
+        ("", "strict", {"lazarus": {"policy": "strict"}}),
+        ("team=nlp", "strict", {"lazarus": {"policy": "strict"}, "comment": "team=nlp"}),
+        ("42", None, {"lazarus": {"policy": "default"}, "comment": "42"}),
+        ('{"team": "nlp"}', "strict", {"lazarus": {"policy": "strict"}, "team": "nlp"}),
+        (
+            '{"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}}',
+            None,
+            {"team": "nlp", "lazarus": {"policy": "strict", "max_attempts": 2}},
+        ),
+        (
+            '{"lazarus": {"max_attempts": 2, "policy": "strict"}}',
+            "default",
+            {"lazarus": {"policy": "default", "max_attempts": 2}},
+        ),
+    ],
+)
 def test_the_users_own_comment_is_kept_next_to_the_opt_in(own, policy, expected):
     assert json.loads(opt_in_comment(policy, own)) == expected
 
 
-@pytest.mark.parametrize("own", [None, "team=nlp", "lazarus rocks", '{"team": "nlp"}', "[1, 2]",
-                                 '{"lazarus": {"hang_budget": 300}}'])
+@pytest.mark.parametrize(
+    "own", [None, "team=nlp", "lazarus rocks", '{"team": "nlp"}', "[1, 2]", '{"lazarus": {"hang_budget": 300}}']
+)
 def test_the_parser_accepts_every_comment_submit_and_watch_build(own):
     built = opt_in_comment("strict", own)
     assert mentions_lazarus(built)
@@ -146,10 +178,15 @@ def test_a_lazarus_key_that_is_not_an_object_is_refused():
         opt_in_comment("default", '{"lazarus": "yes"}')
 
 
-@pytest.mark.parametrize("text,name", [
-    (comment(policy="nosuch"), "nosuch"), (comment(hang_budget=1), "default"), ("{bad", None),
-    ('{"lazarus": {"policy": 3}}', None),
-])
+@pytest.mark.parametrize(
+    "text,name",
+    [
+        (comment(policy="nosuch"), "nosuch"),
+        (comment(hang_budget=1), "default"),
+        ("{bad", None),
+        ('{"lazarus": {"policy": 3}}', None),
+    ],
+)
 def test_the_requested_policy_is_read_even_from_a_comment_that_is_refused(text, name):
     assert requested_policy(text) == name
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from lazarus.models.recovery import AnomalyDetected, AttemptEnded, AttemptStarted, ProgressDigest
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.telemetry.tracker import SETTLE, JobTracker
 
-T0 = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 
 def snap(state=JobState.RUNNING, restarts=0, nodes=("node1", "node2"), **kw) -> JobSnapshot:
@@ -33,8 +32,18 @@ def test_pending_job_is_not_started_yet():
 def test_failure_line_is_reported_after_the_settle_time_with_the_root_node():
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)
-    t.feed("out", 1, "1: [1700000000.000] node2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", T0)
-    t.feed("out", 2, "0: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.", T0)
+    t.feed(
+        "out",
+        1,
+        "1: [1700000000.000] node2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.",
+        T0,
+    )
+    t.feed(
+        "out",
+        2,
+        "0: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        T0,
+    )
     assert t.anomaly_events(T0) == []  # still settling
     events = t.anomaly_events(T0 + SETTLE)
     assert types(events) == ["AnomalyDetected"]
@@ -55,9 +64,13 @@ def test_job_end_flushes_a_pending_anomaly_before_the_end_event():
 def test_benign_noise_reports_nothing():
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)
-    for i, line in enumerate(["NCCL INFO Channel 00/02 :    0   1",
-                              "UserWarning: this function will be deprecated in a future release",
-                              "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"]):
+    for i, line in enumerate(
+        [
+            "NCCL INFO Channel 00/02 :    0   1",
+            "UserWarning: this function will be deprecated in a future release",
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+        ]
+    ):
         t.feed("out", i + 1, line, T0)
     assert t.anomaly_events(T0 + timedelta(seconds=5), force=True) == []
 
@@ -83,8 +96,12 @@ def test_an_ending_attempt_flushes_the_last_step_and_checkpoint_seen_before_its_
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)
     for step in range(1, 24):
-        t.feed("out", step, f"LAZARUS step={step} loss=1.0" + (" checkpoint=%d" % step if step % 5 == 0 else ""),
-               T0 + timedelta(seconds=step))
+        t.feed(
+            "out",
+            step,
+            f"LAZARUS step={step} loss=1.0" + (" checkpoint=%d" % step if step % 5 == 0 else ""),
+            T0 + timedelta(seconds=step),
+        )
         t.digest_events(T0 + timedelta(seconds=step), timedelta(minutes=5))  # throttled: most steps untold
     events = t.finish(snap(JobState.COMPLETED, exit_code=0), T0 + timedelta(seconds=24), [])
     assert types(events) == ["ProgressDigest", "AttemptEnded"]
@@ -153,8 +170,11 @@ def test_digest_interval_follows_the_hang_budget_so_quiet_jobs_stay_cheap():
     t = JobTracker(job_id=7, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(minutes=30)))
     t.observe(snap(), T0)
     assert t.digest_interval() == timedelta(minutes=22, seconds=30)  # 3/4 of the budget
-    fast = JobTracker(job_id=8, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(seconds=1),
-                                                                startup_grace=timedelta(seconds=1)))
+    fast = JobTracker(
+        job_id=8,
+        layout_nodes=[],
+        policy=Policy(hang_budget_min=timedelta(seconds=1), startup_grace=timedelta(seconds=1)),
+    )
     fast.observe(snap(), T0)
     assert fast.digest_interval() == timedelta(seconds=2)  # floor
 
@@ -179,7 +199,9 @@ def test_unknown_rank_layout_blames_no_node_rather_than_a_wrong_one():
 def test_a_failure_line_naming_a_node_outside_the_allocation_implicates_nobody():
     t = JobTracker(job_id=7, layout_nodes=[])
     t.observe(snap(), T0)
-    t.feed("out", 1, "May  1 12:00:03 node4 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", T0)
+    t.feed(
+        "out", 1, "May  1 12:00:03 node4 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", T0
+    )
     t.feed("out", 2, "srun: error: Node failure on x[1-99999]", T0)
     (event,) = t.anomaly_events(T0 + SETTLE)
     diag = event.anomaly.diagnosis

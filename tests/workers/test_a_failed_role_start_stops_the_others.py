@@ -63,7 +63,11 @@ async def test_a_worker_that_dies_after_starting_takes_the_others_down_with_one_
     config.write_text(f"temporal:\n  address: {address}\n  namespace: no-such-namespace\n")
     proc = subprocess.run(
         [sys.executable, "-m", "workers.host", "--role", "all", "--config", str(config)],
-        cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     ours = [line for line in proc.stderr.splitlines() if line.startswith("lazarus worker:")]
     assert proc.returncode == 2, proc.stderr

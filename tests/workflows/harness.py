@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 from temporalio.client import Client, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
@@ -32,7 +32,7 @@ from lazarus.models.recovery import (
 from lazarus.models.slurm import JobActionResult, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
 from workflows.job_recovery import JobRecoveryWorkflow
 
-T0 = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 @dataclass
@@ -49,10 +49,15 @@ class FakeScheduler:
         async def restart(req: RestartRequest) -> RestartResult:
             self.restarts.append(req)
             if self.refuse_restart:
-                raise ApplicationError("Requested operation is presently disabled", type="OperationRefused",
-                                       non_retryable=True)
-            return RestartResult(job_id=req.job_id, new_attempt=req.expected_attempt + 1,
-                                 excluded_nodes=req.exclude_nodes, state=JobState.PENDING)
+                raise ApplicationError(
+                    "Requested operation is presently disabled", type="OperationRefused", non_retryable=True
+                )
+            return RestartResult(
+                job_id=req.job_id,
+                new_attempt=req.expected_attempt + 1,
+                excluded_nodes=req.exclude_nodes,
+                state=JobState.PENDING,
+            )
 
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
@@ -75,17 +80,32 @@ class FakeScheduler:
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
     diag = Diagnosis(
-        failure_kind=FailureKind.CRASH, category=Category.HARDWARE, signature="nvrm_xid_79",
-        retry_advice=RetryAdvice.RETRY_EXCLUDING_NODES, implicated_nodes=[node], confidence=0.95,
-        evidence=[Evidence(file="train.out", line_no=42, text="NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus",
-                           rule="nvrm_xid_79")],
+        failure_kind=FailureKind.CRASH,
+        category=Category.HARDWARE,
+        signature="nvrm_xid_79",
+        retry_advice=RetryAdvice.RETRY_EXCLUDING_NODES,
+        implicated_nodes=[node],
+        confidence=0.95,
+        evidence=[
+            Evidence(
+                file="train.out",
+                line_no=42,
+                text="NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus",
+                rule="nvrm_xid_79",
+            )
+        ],
     )
     return AnomalyDetected(anomaly=Anomaly(attempt=attempt, kind=FailureKind.CRASH, diagnosis=diag, observed_at=T0))
 
 
 def app_error(attempt: int = 0) -> AnomalyDetected:
-    diag = Diagnosis(failure_kind=FailureKind.CRASH, category=Category.APPLICATION, signature="python_key_error",
-                     retry_advice=RetryAdvice.STOP, confidence=0.9)
+    diag = Diagnosis(
+        failure_kind=FailureKind.CRASH,
+        category=Category.APPLICATION,
+        signature="python_key_error",
+        retry_advice=RetryAdvice.STOP,
+        confidence=0.9,
+    )
     return AnomalyDetected(anomaly=Anomaly(attempt=attempt, kind=FailureKind.CRASH, diagnosis=diag, observed_at=T0))
 
 
@@ -107,10 +127,16 @@ async def send(handle: WorkflowHandle, *events) -> None:
 
 
 def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
-    return JobRecoveryInput(cluster="test", job_id=1000 + uuid.uuid4().int % 100000, user="alice",
-                            partition="debug", cluster_mode=mode, policy=Policy(**policy),
-                            scheduler_queue="sched-" + uuid.uuid4().hex[:6],
-                            telemetry_queue="telem-" + uuid.uuid4().hex[:6])
+    return JobRecoveryInput(
+        cluster="test",
+        job_id=1000 + uuid.uuid4().int % 100000,
+        user="alice",
+        partition="debug",
+        cluster_mode=mode,
+        policy=Policy(**policy),
+        scheduler_queue="sched-" + uuid.uuid4().hex[:6],
+        telemetry_queue="telem-" + uuid.uuid4().hex[:6],
+    )
 
 
 class Running:
@@ -120,7 +146,7 @@ class Running:
         self.client, self.inp, self.fake = client, inp, fake or FakeScheduler()
         self.task_queue = "control-" + uuid.uuid4().hex[:6]
 
-    async def __aenter__(self) -> "Running":
+    async def __aenter__(self) -> Running:
         acts = self.fake.activities()
         self._workers = [
             Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
@@ -130,8 +156,11 @@ class Running:
         for w in self._workers:
             await w.__aenter__()
         self.handle = await self.client.start_workflow(
-            JobRecoveryWorkflow.run, self.inp, id=f"lazarus-test-{self.inp.job_id}-{uuid.uuid4().hex[:4]}",
-            task_queue=self.task_queue)
+            JobRecoveryWorkflow.run,
+            self.inp,
+            id=f"lazarus-test-{self.inp.job_id}-{uuid.uuid4().hex[:4]}",
+            task_queue=self.task_queue,
+        )
         return self
 
     async def __aexit__(self, *exc) -> None:

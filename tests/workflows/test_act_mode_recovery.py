@@ -9,7 +9,7 @@ import pytest
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import AdviceAction, AdviceStatus, RecoveryState
 from lazarus.models.slurm import JobState
-from tests.workflows.harness import Running, T0, app_error, ended, job_input, progress, send, started, xid79_on
+from tests.workflows.harness import T0, Running, app_error, ended, job_input, progress, send, started, xid79_on
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -17,9 +17,12 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 async def test_hardware_crash_restarts_excluding_the_node_and_completes(ts_env):
     async with Running(ts_env.client, job_input(Mode.ACT)) as run:
         await send(run.handle, started(0), progress(0, 100, T0, checkpoint=100), xid79_on("node2"), ended(0))
-        await send(run.handle, started(1, nodes=("node1", "node3"), excluded=("node2",)),
-                   progress(1, 200, T0 + timedelta(minutes=1), checkpoint=200),
-                   ended(1, JobState.COMPLETED, 0))
+        await send(
+            run.handle,
+            started(1, nodes=("node1", "node3"), excluded=("node2",)),
+            progress(1, 200, T0 + timedelta(minutes=1), checkpoint=200),
+            ended(1, JobState.COMPLETED, 0),
+        )
         status = await run.handle.result()
     assert status.state == RecoveryState.COMPLETED
     assert [a.index for a in status.attempts] == [0, 1]
@@ -43,8 +46,13 @@ async def test_application_error_stops_without_touching_the_scheduler(ts_env):
 
 async def test_healthy_job_completes_with_no_advice(ts_env):
     async with Running(ts_env.client, job_input(Mode.ACT)) as run:
-        await send(run.handle, started(0), progress(0, 10, T0), progress(0, 20, T0 + timedelta(seconds=30)),
-                   ended(0, JobState.COMPLETED, 0))
+        await send(
+            run.handle,
+            started(0),
+            progress(0, 10, T0),
+            progress(0, 20, T0 + timedelta(seconds=30)),
+            ended(0, JobState.COMPLETED, 0),
+        )
         status = await run.handle.result()
     assert status.state == RecoveryState.COMPLETED
     assert status.advice_history == [] and run.fake.restarts == []

@@ -16,8 +16,13 @@ from lazarus.slurm.restart import restart_excluding
 from workflows.options import PRESETS, RESTART_COMMANDS_BETWEEN_HEARTBEATS, SLURM_COMMAND_TIMEOUT, SLURM_RESTART
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
-_AD_HOC = {"start_to_close_timeout", "schedule_to_close_timeout", "schedule_to_start_timeout", "heartbeat_timeout",
-           "retry_policy"}
+_AD_HOC = {
+    "start_to_close_timeout",
+    "schedule_to_close_timeout",
+    "schedule_to_start_timeout",
+    "heartbeat_timeout",
+    "retry_policy",
+}
 
 
 def _activity_calls():
@@ -38,7 +43,9 @@ def test_every_activity_call_in_the_workflows_spreads_a_preset_and_sets_no_timeo
 
 def test_the_command_timeout_assumed_is_the_slurm_adapters():
     default = inspect.signature(SlurmClient.__init__).parameters["command_timeout"].default
-    assert SLURM_COMMAND_TIMEOUT.total_seconds() == default == SchedulerSettings.model_fields["command_timeout_s"].default
+    assert (
+        SLURM_COMMAND_TIMEOUT.total_seconds() == default == SchedulerSettings.model_fields["command_timeout_s"].default
+    )
 
 
 class _CountingClient:
@@ -78,17 +85,22 @@ class _CountingClient:
             s.excluded_nodes = ["node2"]
 
 
-@pytest.mark.parametrize("job", [
-    JobSnapshot(job_id=7, state=JobState.RUNNING, nodes=["node1", "node2"]),  # the usual restart
-    JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1),  # a retry: requeued already, not held
-    JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1, held=True),  # a retry: requeued and held
-    JobSnapshot(job_id=7, state=JobState.PENDING),  # still pending for its first run
-], ids=["running", "requeued-not-held", "requeued-held", "pending"])
+@pytest.mark.parametrize(
+    "job",
+    [
+        JobSnapshot(job_id=7, state=JobState.RUNNING, nodes=["node1", "node2"]),  # the usual restart
+        JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1),  # a retry: requeued already, not held
+        JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1, held=True),  # a retry: requeued and held
+        JobSnapshot(job_id=7, state=JobState.PENDING),  # still pending for its first run
+    ],
+    ids=["running", "requeued-not-held", "requeued-held", "pending"],
+)
 @pytest.mark.asyncio
 async def test_the_restart_runs_no_more_commands_between_heartbeats_than_its_preset_allows_for(job):
     client = _CountingClient(job)
-    await restart_excluding(client, RestartRequest(job_id=7, expected_attempt=0, exclude_nodes=["node2"]),
-                            heartbeat=client.heartbeat)
+    await restart_excluding(
+        client, RestartRequest(job_id=7, expected_attempt=0, exclude_nodes=["node2"]), heartbeat=client.heartbeat
+    )
     assert 0 < client.most <= RESTART_COMMANDS_BETWEEN_HEARTBEATS
 
 

@@ -22,8 +22,11 @@ from tests.workflows.harness import T0, Running, ended, job_input, progress, sen
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-_KEYS = {"Keyword": SearchAttributeKey.for_keyword, "Int": SearchAttributeKey.for_int,
-         "KeywordList": SearchAttributeKey.for_keyword_list}
+_KEYS = {
+    "Keyword": SearchAttributeKey.for_keyword,
+    "Int": SearchAttributeKey.for_int,
+    "KeywordList": SearchAttributeKey.for_keyword_list,
+}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

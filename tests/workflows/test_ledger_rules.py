@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lazarus.models.ledger import OUTSIDE_LAZARUS, Implication, LedgerPolicy, NodeRecord
 from lazarus.models.slurm import NodeState
@@ -14,7 +14,7 @@ def imp(node: str, job: int, at: datetime) -> Implication:
 
 
 def test_lemon_rules_forget_what_came_before_an_operator_resume_and_keep_reasons_short():
-    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
     record = NodeRecord(node="node9", implications=[imp("node9", job, now - timedelta(hours=2)) for job in range(20)])
     reason = lemon_reason(record, LedgerPolicy(lemon_job_count=3), now)
     assert "implicated by 20 jobs" in reason and len(reason) < 150
@@ -23,7 +23,7 @@ def test_lemon_rules_forget_what_came_before_an_operator_resume_and_keep_reasons
 
 
 def test_implications_outside_the_window_do_not_count():
-    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
     record = NodeRecord(node="n", implications=[imp("n", j, now - timedelta(days=2)) for j in range(5)])
     assert lemon_reason(record, LedgerPolicy(lemon_job_count=3, lemon_window=timedelta(days=1)), now) is None
 
@@ -35,7 +35,7 @@ def test_drain_budget_is_a_share_of_the_cluster():
 
 
 def test_reconciliation_follows_slurm_and_says_what_changed_outside_lazarus():
-    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
     record = NodeRecord(node="n")
     mark_drained(record, None, "lazarus: nvrm_xid_79 in job 7 attempt 0", now)
     assert reconcile(record, NodeState(name="n", state="IDLE+DRAIN"), now) is None and record.drained
@@ -48,14 +48,18 @@ def test_reconciliation_follows_slurm_and_says_what_changed_outside_lazarus():
 
 
 def test_the_ledger_drops_what_no_longer_matters_and_keeps_the_newest_implications():
-    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
     policy = LedgerPolicy(lemon_window=timedelta(hours=1), max_implications=10)
     nodes = {
-        "expired": NodeRecord(node="expired", implications=[imp("expired", 1, now - timedelta(hours=3))],
-                              refused=["drain refused"] * 9),
+        "expired": NodeRecord(
+            node="expired", implications=[imp("expired", 1, now - timedelta(hours=3))], refused=["drain refused"] * 9
+        ),
         "drained": NodeRecord(node="drained", drained_by_lazarus=True),
-        "busy": NodeRecord(node="busy", implications=[imp("busy", j, now - timedelta(minutes=j)) for j in range(12)],
-                           refused=[f"refused {i}" for i in range(9)]),
+        "busy": NodeRecord(
+            node="busy",
+            implications=[imp("busy", j, now - timedelta(minutes=j)) for j in range(12)],
+            refused=[f"refused {i}" for i in range(9)],
+        ),
     }
     kept = bound(nodes, policy, now)
     assert sorted(kept) == ["busy", "drained"]

@@ -29,8 +29,9 @@ async def test_approval_through_the_update_executes_the_advice(ts_env):
         await send(run.handle, started(0), xid79_on("node2"), ended(0))
         await wait_state(ts_env, run.handle, RecoveryState.AWAITING_APPROVAL)
         assert run.fake.restarts == []
-        reply = await run.handle.execute_update(JobRecoveryWorkflow.approve_advice,
-                                                Approval(generation=1, operator="alice", comment="agreed"))
+        reply = await run.handle.execute_update(
+            JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice", comment="agreed")
+        )
         assert reply.status == AdviceStatus.APPROVED
         await wait_state(ts_env, run.handle, RecoveryState.VERIFYING)
         await send(run.handle, started(1, ("node1", "node3")), ended(1, JobState.COMPLETED, 0))

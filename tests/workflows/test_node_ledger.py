@@ -8,10 +8,9 @@ from datetime import timedelta
 
 import pytest
 from temporalio import activity
-from temporalio.worker import Worker
-
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
 
 from lazarus.cli.common import failure_message
 from lazarus.models.ledger import DrainRequest, Implication, LedgerInput, LedgerPolicy, PolicyChange, ResumeRequest
@@ -54,8 +53,9 @@ class FakeNodes:
         """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""
         unknown = [n for n in names if n not in self.nodes]
         if unknown:
-            raise ApplicationError(f"{', '.join(unknown)}: not a node of this cluster", type="UnknownNode",
-                                   non_retryable=True)
+            raise ApplicationError(
+                f"{', '.join(unknown)}: not a node of this cluster", type="UnknownNode", non_retryable=True
+            )
 
     def admin(self, node: str, state: str, reason: str = "") -> None:
         """An administrator changes a node with scontrol, outside Lazarus."""
@@ -65,13 +65,18 @@ class FakeNodes:
 async def start_ledger(env, fake: FakeNodes, **policy):
     sched = "ledger-sched-" + uuid.uuid4().hex[:6]
     tq = "ledger-" + uuid.uuid4().hex[:6]
-    workers = [Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow]),
-               Worker(env.client, task_queue=sched, activities=fake.activities())]
+    workers = [
+        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow]),
+        Worker(env.client, task_queue=sched, activities=fake.activities()),
+    ]
     for w in workers:
         await w.__aenter__()
     handle = await env.client.start_workflow(
-        NodeLedgerWorkflow.run, LedgerInput(cluster="t", policy=LedgerPolicy(**policy), scheduler_queue=sched),
-        id="ledger-" + uuid.uuid4().hex[:6], task_queue=tq)
+        NodeLedgerWorkflow.run,
+        LedgerInput(cluster="t", policy=LedgerPolicy(**policy), scheduler_queue=sched),
+        id="ledger-" + uuid.uuid4().hex[:6],
+        task_queue=tq,
+    )
     return handle, workers
 
 
@@ -93,8 +98,15 @@ async def settle(env, handle, predicate) -> None:
 
 
 def imp(node: str, job: int, drain: bool = True, **kw) -> Implication:
-    return Implication(node=node, job_id=job, attempt=0, signature="nvrm_xid_79", category="hardware",
-                       at=kw.get("at"), drain_requested=drain)
+    return Implication(
+        node=node,
+        job_id=job,
+        attempt=0,
+        signature="nvrm_xid_79",
+        category="hardware",
+        at=kw.get("at"),
+        drain_requested=drain,
+    )
 
 
 async def test_two_jobs_implicating_one_node_produce_one_drain(ts_env):
@@ -161,12 +173,12 @@ async def test_job_workflow_reports_its_implicated_node_to_the_ledger(ts_env):
     assert run.fake.restarts[0].exclude_nodes == ["node2"]
 
 
-
 async def test_operator_drain_is_recorded_with_who_and_why(ts_env):
     fake = FakeNodes()
     handle, workers = await start_ledger(ts_env, fake)
-    await handle.execute_update(NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="dave",
-                                                                            reason="fan noise"))
+    await handle.execute_update(
+        NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="dave", reason="fan noise")
+    )
     view = await handle.query(NodeLedgerWorkflow.view)
     await stop(workers, handle)
     assert fake.nodes["node6"].drained and "fan noise (by dave via lazarus)" in fake.nodes["node6"].reason
@@ -176,8 +188,9 @@ async def test_operator_drain_is_recorded_with_who_and_why(ts_env):
 async def test_an_operator_drain_then_resume_leaves_the_node_in_service(ts_env):
     fake = FakeNodes()
     handle, workers = await start_ledger(ts_env, fake)
-    await handle.execute_update(NodeLedgerWorkflow.drain_node, DrainRequest(node="node3", operator="dave",
-                                                                            reason="fan noise"))
+    await handle.execute_update(
+        NodeLedgerWorkflow.drain_node, DrainRequest(node="node3", operator="dave", reason="fan noise")
+    )
     await handle.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node3", operator="dave"))
     [record] = (await handle.query(NodeLedgerWorkflow.view)).nodes
     await stop(workers, handle)
@@ -233,8 +246,9 @@ async def test_a_node_drained_by_someone_else_is_recorded_as_such(ts_env):
 async def test_the_policy_can_be_changed_without_restarting_the_ledger(ts_env):
     fake = FakeNodes()
     handle, workers = await start_ledger(ts_env, fake, lemon_job_count=3)
-    await handle.signal(NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(lemon_job_count=2),
-                                                                    by="config at worker start"))
+    await handle.signal(
+        NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(lemon_job_count=2), by="config at worker start")
+    )
     now = await ts_env.get_current_time()
     for job in (21, 22):
         await handle.signal(NodeLedgerWorkflow.record_implication, imp("node5", job, drain=False, at=now))
@@ -259,8 +273,9 @@ async def test_records_of_nodes_slurm_does_not_know_are_pruned(ts_env):
 
 async def test_records_whose_drain_was_refused_are_pruned_once_their_implications_expire(ts_env):
     fake = FakeNodes(count=4)
-    handle, workers = await start_ledger(ts_env, fake, max_drain_fraction=0.25, lemon_window=timedelta(hours=1),
-                                         reconcile_interval=timedelta(minutes=30))
+    handle, workers = await start_ledger(
+        ts_env, fake, max_drain_fraction=0.25, lemon_window=timedelta(hours=1), reconcile_interval=timedelta(minutes=30)
+    )
     now = await ts_env.get_current_time()
     await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 1, at=now))
     await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 2, at=now))
@@ -275,8 +290,10 @@ async def test_the_ledger_keeps_only_the_newest_implications_up_to_its_cap(ts_en
     handle, workers = await start_ledger(ts_env, fake, max_implications=10)
     start = await ts_env.get_current_time()
     for job in range(1, 15):
-        await handle.signal(NodeLedgerWorkflow.record_implication,
-                            imp(f"node{job}", job, drain=False, at=start + timedelta(seconds=job)))
+        await handle.signal(
+            NodeLedgerWorkflow.record_implication,
+            imp(f"node{job}", job, drain=False, at=start + timedelta(seconds=job)),
+        )
     await settle(ts_env, handle, lambda v: any(i.job_id == 14 for r in v.nodes for i in r.implications))
     view = await handle.query(NodeLedgerWorkflow.view)
     await stop(workers, handle)
@@ -288,8 +305,9 @@ async def test_a_refused_operator_drain_carries_slurms_reason_to_the_caller(ts_e
     fake = FakeNodes()
     handle, workers = await start_ledger(ts_env, fake)
     with pytest.raises(WorkflowUpdateFailedError) as caught:
-        await handle.execute_update(NodeLedgerWorkflow.drain_node, DrainRequest(node="node9", operator="dave",
-                                                                                reason="fan noise"))
+        await handle.execute_update(
+            NodeLedgerWorkflow.drain_node, DrainRequest(node="node9", operator="dave", reason="fan noise")
+        )
     view = await handle.query(NodeLedgerWorkflow.view)
     await stop(workers, handle)
     assert failure_message(caught.value) == "node9: not a node of this cluster"

@@ -15,6 +15,7 @@ from workflows.node_ledger import NodeLedgerWorkflow
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 
+
 def test_histories_are_present():
     assert len(HISTORIES) >= 4
 

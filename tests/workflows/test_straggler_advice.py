@@ -15,10 +15,17 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 def straggler(node: str) -> AnomalyDetected:
-    diag = Diagnosis(failure_kind=FailureKind.STRAGGLER, category=Category.HARDWARE, signature="straggler_throughput_drop",
-                     retry_advice=RetryAdvice.RETRY_EXCLUDING_NODES, implicated_nodes=[node], confidence=0.7)
-    return AnomalyDetected(anomaly=Anomaly(attempt=0, kind=FailureKind.STRAGGLER, diagnosis=diag,
-                                           source="straggler", observed_at=T0))
+    diag = Diagnosis(
+        failure_kind=FailureKind.STRAGGLER,
+        category=Category.HARDWARE,
+        signature="straggler_throughput_drop",
+        retry_advice=RetryAdvice.RETRY_EXCLUDING_NODES,
+        implicated_nodes=[node],
+        confidence=0.7,
+    )
+    return AnomalyDetected(
+        anomaly=Anomaly(attempt=0, kind=FailureKind.STRAGGLER, diagnosis=diag, source="straggler", observed_at=T0)
+    )
 
 
 async def test_straggler_is_advice_only_and_a_later_crash_is_still_recovered(ts_env):

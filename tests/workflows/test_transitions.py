@@ -16,8 +16,10 @@ from lazarus.models.recovery import (
     JobRecoveryInput,
     ModeChange,
     ProgressView,
-    RecoveryState as S,
     Rejection,
+)
+from lazarus.models.recovery import (
+    RecoveryState as S,
 )
 from lazarus.models.slurm import JobState, RestartResult
 from tests.workflows.harness import T0, app_error, ended, job_input, progress, started, xid79_on
@@ -77,8 +79,10 @@ def acting(mode: Mode = Mode.ACT, **policy):
 
 def restarted():
     state, _ = acting()
-    return feed(state, Requeued(RestartResult(job_id=state.job_id, new_attempt=1, excluded_nodes=["node2"],
-                                              state=JobState.PENDING)))
+    return feed(
+        state,
+        Requeued(RestartResult(job_id=state.job_id, new_attempt=1, excluded_nodes=["node2"], state=JobState.PENDING)),
+    )
 
 
 def test_apply_never_changes_the_state_it_is_given():
@@ -194,8 +198,9 @@ def test_the_hang_watchdog_confirms_with_telemetry_before_calling_a_hang():
     assert summary == "hang watchdog (attempt 0)" and deadline is not None
     state, effects = feed(state, WatchdogFired(), now=deadline)
     assert kinds(effects) == ["CheckProgress"] and isinstance(effects[0], CheckProgress)
-    moved, _ = feed(state, ProgressChecked(0, ProgressView(known=True, step=11, last_progress_at=deadline)),
-                    now=deadline)
+    moved, _ = feed(
+        state, ProgressChecked(0, ProgressView(known=True, step=11, last_progress_at=deadline)), now=deadline
+    )
     assert moved.state == S.WATCHING and moved.attempts[0].anomaly is None
     hung, effects = feed(state, ProgressChecked(0, ProgressView(known=True)), now=deadline)
     assert hung.attempts[0].anomaly.source == "hang-watchdog" and hung.state == S.ACTING
@@ -229,7 +234,12 @@ def test_a_refused_answer_by_signal_is_recorded_logged_and_shown_and_changes_not
     new, effects = feed(state, AnswerRefused(Approval(generation=5, operator="eve"), reason), now=T0)
     [refused] = new.refused_answers
     assert (refused.kind, refused.generation, refused.operator, refused.reason, refused.at) == (
-        "approve", 5, "eve", reason, T0)
+        "approve",
+        5,
+        "eve",
+        reason,
+        T0,
+    )
     assert kinds(effects) == ["Warn", "Details"] and "stale advice generation 5" in effects[1].text
     assert effects[1] == Details(f"awaiting-approval; {refused.describe()}")
     assert new.model_copy(update={"refused_answers": []}) == state  # the advice still waits for its answer
@@ -276,4 +286,4 @@ def test_every_edge_of_the_transition_table_is_taken_by_a_test():
     for name, test in inspect.getmembers(this, inspect.isfunction):
         if name.startswith("test_") and test is not test_every_edge_of_the_transition_table_is_taken_by_a_test:
             test()
-    assert TAKEN == {(a, b) for a, targets in ALLOWED_TRANSITIONS.items() for b in targets}
+    assert {(a, b) for a, targets in ALLOWED_TRANSITIONS.items() for b in targets} == TAKEN

@@ -9,9 +9,9 @@ import pytest
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import ProgressView, RecoveryState
 from lazarus.models.slurm import JobState
-from tests.workflows.harness import FakeScheduler, Running, T0, ended, job_input, progress, send, started
-from workflows.job_recovery import JobRecoveryWorkflow
+from tests.workflows.harness import FakeScheduler, Running, ended, job_input, progress, send, started
 from tests.workflows.test_monitor_mode_approvals import wait_state
+from workflows.job_recovery import JobRecoveryWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -45,8 +45,9 @@ async def test_fresh_progress_seen_by_telemetry_rearms_the_watchdog(ts_env):
 
 
 async def test_learned_budget_follows_the_slowest_step(ts_env):
-    inp = job_input(Mode.ACT, hang_budget=timedelta(hours=1), hang_budget_min=timedelta(seconds=30),
-                    hang_step_multiple=4)
+    inp = job_input(
+        Mode.ACT, hang_budget=timedelta(hours=1), hang_budget_min=timedelta(seconds=30), hang_step_multiple=4
+    )
     async with Running(ts_env.client, inp) as run:
         now = await ts_env.get_current_time()
         digest = progress(0, 10, now).model_copy(update={"max_step_interval": timedelta(seconds=60)})
@@ -60,6 +61,7 @@ async def test_attempt_that_does_not_start_in_time_is_reported_and_released(ts_e
     inp = job_input(Mode.ACT, attempt_start_timeout=timedelta(minutes=30))
     async with Running(ts_env.client, inp) as run:
         from tests.workflows.harness import xid79_on
+
         await send(run.handle, started(0), xid79_on("node2"), ended(0))
         await wait_state(ts_env, run.handle, RecoveryState.VERIFYING)
         await ts_env.sleep(timedelta(minutes=31))
