@@ -23,6 +23,7 @@ The test split is frozen (``split.yaml``): tune on dev, score test at the end.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -191,7 +192,7 @@ RELIABILITY_BINS = (0.0, 0.5, 0.7, 0.9, 0.96, 1.01)
 def reliability(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     """Calibrated confidence bin -> diagnoses in it and the share whose retry advice matched the label."""
     rows = []
-    for lower, upper in zip(RELIABILITY_BINS, RELIABILITY_BINS[1:]):
+    for lower, upper in itertools.pairwise(RELIABILITY_BINS):
         inside = [o for o in outcomes if o.got["failure_kind"] != "none" and lower <= o.confidence < upper]
         right = sum(o.got["retry_advice"] == o.example.expect["retry_advice"] for o in inside)
         rows.append(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Union
 
 from lazarus.models.ledger import Implication
 from lazarus.models.policy import Mode
@@ -31,6 +30,7 @@ from lazarus.models.recovery import (
     ProgressView,
     RecoveryState,
     Rejection,
+    TelemetryNote,
 )
 from lazarus.models.slurm import NodeAction, RestartRequest, RestartResult
 
@@ -116,7 +116,7 @@ class ReleaseHold:
     task_queue: str
 
 
-Effect = Union[SearchAttributes, Details, Warn, Decide, CheckProgress, AwaitAnswer, Isolate, Requeue, ReleaseHold]
+Effect = SearchAttributes | Details | Warn | Decide | CheckProgress | AwaitAnswer | Isolate | Requeue | ReleaseHold
 
 # ---- outcomes (inputs) --------------------------------------------------------------------------
 
@@ -180,19 +180,19 @@ class HoldReleased:
     """The fail-open release succeeded: no hold of Lazarus's remains."""
 
 
-JobEvent = Union[AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected]
-Input = Union[
-    JobEvent,
-    ModeChange,
-    WorkflowStarted,
-    WatchdogFired,
-    ProgressChecked,
-    Decide,
-    Answered,
-    AnswerRefused,
-    DecisionExpired,
-    DrainFailed,
-    Requeued,
-    RequeueFailed,
-    HoldReleased,
-]
+JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote
+Input = (
+    JobEvent
+    | ModeChange
+    | WorkflowStarted
+    | WatchdogFired
+    | ProgressChecked
+    | Decide
+    | Answered
+    | AnswerRefused
+    | DecisionExpired
+    | DrainFailed
+    | Requeued
+    | RequeueFailed
+    | HoldReleased
+)

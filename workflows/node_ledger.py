@@ -21,6 +21,7 @@ the activity's own message (an ``ApplicationError``), so the CLI can say why.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
 from temporalio import workflow
@@ -187,10 +188,8 @@ class NodeLedgerWorkflow:
         due = (self._next_check() - workflow.now()).total_seconds()
         if due <= 0:
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             await workflow.wait_condition(woken, timeout=due)
-        except TimeoutError:
-            pass
 
     async def _read_nodes(self) -> list[NodeState] | None:
         """Slurm's node states, or None (``self._unreadable`` says why) when the scheduler stays unreadable

@@ -13,6 +13,7 @@ Parsing itself (typed arguments, unknown options) is in :mod:`lazarus.cli.parser
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -102,10 +103,8 @@ def _reader_went_away() -> int:
     """
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a replaced stream without a descriptor: nothing to do
             os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError):  # a replaced stream without a descriptor: nothing to redirect
-            pass
     os.close(devnull)
     return 128 + signal.SIGPIPE
 

@@ -152,7 +152,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _operator_update(args: argparse.Namespace, update, request, verb: str) -> int:
-    settings, handle = await _handle(args)
+    _settings, handle = await _handle(args)
     try:
         result = await handle.execute_update(update, request)
     except (WorkflowUpdateFailedError, RPCError) as exc:

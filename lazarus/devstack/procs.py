@@ -14,6 +14,7 @@ Failure stories this module exists for (all seen on the target machine):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -173,7 +174,5 @@ def _with_descendants(roots: Iterable[int]) -> set[int]:
 
 def signal_pids(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass

@@ -77,7 +77,7 @@ def key_values(lines: list[str], free_text: frozenset[str] = frozenset()) -> dic
         matches = list(_KEY.finditer(line))
         if not matches or matches[0].start() != 0:
             raise MalformedOutputError(f"expected 'Key=value ...' from scontrol, got: {shorten(line)}")
-        for match, following in zip(matches, [*matches[1:], None]):
+        for match, following in zip(matches, [*matches[1:], None], strict=False):
             key = match.group(1)
             end = len(line) if following is None or key in free_text else following.start()
             if key in fields:

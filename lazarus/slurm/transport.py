@@ -48,7 +48,7 @@ class Transport(abc.ABC):
         and transport-specific errors; a non-zero exit is *not* an error here.
         """
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - a no-op by default: only some transports hold connections
         """Release connections; the transport may be used again afterwards (it reconnects)."""
 
     @property

@@ -115,7 +115,7 @@ class JobTracker:
                 events.append(AttemptEnded(attempt=cur.index, state=JobState.REQUEUED, at=now, nodes=self.layout_nodes))
             cur = self.attempt = self._new_attempt(job.restarts, job.nodes)
         # COMPLETING right after a requeue belongs to the *old* attempt (Slurm already counts the restart)
-        if job.state == JobState.RUNNING or (job.state.finished and job.start_time):
+        if job.state == JobState.RUNNING or (job.state.finished and job.start_time):  # noqa: SIM102 - two questions
             if not cur.started_reported and job.nodes:
                 cur.started_reported = True
                 self.layout_nodes = job.nodes

@@ -169,7 +169,7 @@ class E2EStack:
         ]
         for name, kind in SEARCH_ATTRIBUTES.items():
             argv += ["--search-attribute", f"{name}={kind}"]
-        log = open(self.root / "temporal.log", "ab")
+        log = open(self.root / "temporal.log", "ab")  # noqa: SIM115 - the server writes it for its lifetime
         self.server = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_port(self.port, proc=self.server)
@@ -188,7 +188,7 @@ class E2EStack:
             (shim / "scontrol").write_text(f'#!/bin/sh\n[ "$1" = release ] && sleep 10\nexec {real} "$@"\n')
             (shim / "scontrol").chmod(0o755)
             env["PATH"] = f"{shim}:{env['PATH']}"
-        log = open(self.root / "worker.log", "ab")
+        log = open(self.root / "worker.log", "ab")  # noqa: SIM115 - the worker writes it for its lifetime
         self.worker = subprocess.Popen(
             [sys.executable, "-m", "workers.host", "--role", "all"],
             cwd=REPO,

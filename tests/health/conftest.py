@@ -41,7 +41,7 @@ def fake_nvml_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-o",
             str(out / "libnvidia-ml.so.1"),
             str(HERE / "fake_nvml.c"),
-        ],  # fmt: skip
+        ],
         check=True,
     )
     return out

@@ -50,7 +50,7 @@ def test_the_guide_registers_every_search_attribute_with_its_type() -> None:
     registered = {}
     for argv in _registration_commands():
         if argv[:3] == ["temporal", "operator", "search-attribute"]:
-            options = dict(zip(argv[4::2], argv[5::2]))
+            options = dict(zip(argv[4::2], argv[5::2], strict=False))
             registered[options["--name"]] = options["--type"]
     assert registered == SEARCH_ATTRIBUTES
 

@@ -37,9 +37,11 @@ def _pure_detector(jobs: int, nodes: int) -> None:
 
 
 def _with_prometheus(jobs: int, nodes: int, port: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="lazarus-bench-prom-") as root:
-        with running_prometheus(Path(root), "global:\n  scrape_interval: 15s\n", range(port, port + 1)) as url:
-            _measure(url, jobs, nodes)
+    with (
+        tempfile.TemporaryDirectory(prefix="lazarus-bench-prom-") as root,
+        running_prometheus(Path(root), "global:\n  scrape_interval: 15s\n", range(port, port + 1)) as url,
+    ):
+        _measure(url, jobs, nodes)
 
 
 def _measure(url: str, jobs: int, nodes: int) -> None:

@@ -106,7 +106,7 @@ async def test_a_read_that_blocks_costs_one_timeout_and_never_holds_up_other_fil
     release = threading.Event()
     reads = BoundedReads(timeout=0.3, threads=2)
     try:
-        with pytest.raises(LogReadStalledError, match="did not return within 0.3 s"):
+        with pytest.raises(LogReadStalledError, match=r"did not return within 0\.3 s"):
             await reads.run("/nfs/stuck.out", release.wait)
         started = time.monotonic()
         with pytest.raises(LogReadStalledError, match="still not returned"):

@@ -47,7 +47,7 @@ def _unbuildable() -> Worker:
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_role_that_cannot_start_shuts_down_the_role_already_polling(temporal: WorkflowEnvironment) -> None:
     control = Worker(temporal.client, task_queue=f"lz-{uuid.uuid4().hex[:8]}", activities=[noop])
-    with pytest.raises(WorkerStartError, match="^the telemetry worker failed to start: telemetry.offsets_file"):
+    with pytest.raises(WorkerStartError, match=r"^the telemetry worker failed to start: telemetry\.offsets_file"):
         async with AsyncExitStack() as stack:
             await start_roles(stack, {"control": lambda: control, "telemetry": _unbuildable})
             pytest.fail("start_roles returned although the telemetry role failed")

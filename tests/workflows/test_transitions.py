@@ -93,7 +93,7 @@ def test_apply_never_changes_the_state_it_is_given():
 
 
 def test_an_invalid_opt_in_is_ignored():
-    state, effects = feed(job_input().model_copy(update={"opt_in_error": "bad comment"}), WorkflowStarted())
+    state, _effects = feed(job_input().model_copy(update={"opt_in_error": "bad comment"}), WorkflowStarted())
     assert state.state == S.IGNORED and state.stop_reason == "bad comment"
 
 
@@ -126,7 +126,7 @@ def test_a_refused_restart_releases_the_job_then_fails():
 
 def test_a_failed_drain_is_noted_and_the_restart_goes_on():
     state, _ = acting()
-    state, effects = feed(state, DrainFailed("Access/permission denied"))
+    state, _effects = feed(state, DrainFailed("Access/permission denied"))
     assert state.state == S.ACTING and state.advice_history[0].comment == "drain failed: Access/permission denied"
 
 
@@ -176,7 +176,7 @@ def test_a_cancelled_job_stops():
 
 def test_a_requeued_attempt_that_fails_before_starting_is_decided_again():
     state, _ = restarted()
-    state, effects = feed(state, ended(1, JobState.NODE_FAIL, 1))
+    state, _effects = feed(state, ended(1, JobState.NODE_FAIL, 1))
     assert state.attempts[1].anomaly.source == "scheduler" and state.state == S.ACTING
 
 
