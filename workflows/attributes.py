@@ -6,10 +6,16 @@ Operators filter on these in the Temporal UI and `lazarus jobs` lists from them
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
 from workflows.effects import SearchAttributes
+
+if TYPE_CHECKING:
+    from lazarus.models.policy import Mode
+    from lazarus.models.recovery import JobRecoveryInput
 
 CLUSTER = SearchAttributeKey.for_keyword("LazarusCluster")
 JOB_ID = SearchAttributeKey.for_int("SlurmJobId")
@@ -23,7 +29,7 @@ ATTEMPT = SearchAttributeKey.for_int("AttemptIndex")
 GENERATION = SearchAttributeKey.for_int("AdviceGeneration")
 
 
-def upsert_job(state, mode) -> None:
+def upsert_job(state: JobRecoveryInput, mode: Mode) -> None:
     workflow.upsert_search_attributes(
         [
             CLUSTER.value_set(state.cluster),
@@ -38,7 +44,7 @@ def upsert_job(state, mode) -> None:
 
 def upsert(change: SearchAttributes) -> None:
     """One upsert of the attributes an effect of the event path names (see :class:`SearchAttributes`)."""
-    updates: list[SearchAttributeUpdate] = []
+    updates: list[SearchAttributeUpdate[Any]] = []
     if change.state is not None:
         updates.append(STATE.value_set(change.state.value))
     if change.mode is not None:

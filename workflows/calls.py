@@ -7,6 +7,8 @@ Options come from the presets in :mod:`workflows.options`. Workflow code only.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
@@ -28,16 +30,37 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.options import SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
 
+R = TypeVar("R")
+
+
+async def run_activity(
+    name: str,
+    *args: object,
+    result_type: type[R],
+    task_queue: str,
+    summary: str,
+    preset: workflow.ActivityConfig,
+) -> R:
+    """``workflow.execute_activity(name, *args, result_type=..., task_queue=..., summary=..., **preset)``, typed.
+
+    The presets (:mod:`workflows.options`) set neither ``task_queue`` nor ``summary``; merging them into one
+    ``ActivityConfig`` lets the type checker see that no option is passed twice. ``result_type`` makes
+    the converter build an ``R``, which the untyped by-name overload cannot express.
+    """
+    config: workflow.ActivityConfig = {**preset, "task_queue": task_queue, "summary": summary}
+    result: R = await workflow.execute_activity(name, args=args, result_type=result_type, **config)
+    return result
+
 
 async def check_progress(effect: CheckProgress) -> Input:
     try:
-        view = await workflow.execute_activity(
+        view = await run_activity(
             "telemetry_job_progress",
             effect.query,
             result_type=ProgressView,
             task_queue=effect.task_queue,
             summary=f"confirm no progress in attempt {effect.query.attempt}",
-            **TELEMETRY_READ,
+            preset=TELEMETRY_READ,
         )
     except ActivityError as exc:
         # no telemetry to confirm with: the workflow's own view decides (it was silent for the budget)
@@ -63,13 +86,13 @@ async def isolate(effect: Isolate) -> Input | None:
     if effect.drain is None:
         return None
     try:
-        await workflow.execute_activity(
+        await run_activity(
             "slurm_drain_nodes",
             effect.drain,
             result_type=NodeActionResult,
             task_queue=effect.task_queue,
             summary=f"drain {','.join(effect.drain.nodes)}",
-            **SLURM_WRITE,
+            preset=SLURM_WRITE,
         )
     except ActivityError as exc:
         return DrainFailed(cause=str(exc.cause))
@@ -79,13 +102,13 @@ async def isolate(effect: Isolate) -> Input | None:
 async def requeue(effect: Requeue) -> Input:
     request = effect.request
     try:
-        result = await workflow.execute_activity(
+        result = await run_activity(
             "slurm_restart_excluding",
             request,
             result_type=RestartResult,
             task_queue=effect.task_queue,
             summary=f"requeue job {request.job_id} excluding {','.join(request.exclude_nodes) or 'no nodes'}",
-            **SLURM_RESTART,
+            preset=SLURM_RESTART,
         )
     except ActivityError as exc:
         return RequeueFailed(cause=str(exc.cause or exc))
@@ -94,13 +117,13 @@ async def requeue(effect: Requeue) -> Input:
 
 async def release(effect: ReleaseHold) -> Input | None:
     try:
-        await workflow.execute_activity(
+        await run_activity(
             "slurm_release_job",
             effect.job_id,
             result_type=JobActionResult,
             task_queue=effect.task_queue,
             summary="fail-open: release if held",
-            **SLURM_WRITE,
+            preset=SLURM_WRITE,
         )
     except ActivityError as exc:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")

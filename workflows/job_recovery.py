@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         Approval,
         AttemptStarted,
         DecisionReply,
+        JobEvent,
         JobEventEnvelope,
         JobRecoveryInput,
         JobStatus,
@@ -67,7 +68,7 @@ class JobRecoveryWorkflow:
     @workflow.init
     def __init__(self, inp: JobRecoveryInput) -> None:
         self.s = inp
-        self._events: list = []
+        self._events: list[JobEvent] = []
         self._answer: Approval | Rejection | None = None
         self._watchdog = Watchdog()
 

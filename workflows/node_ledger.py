@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from lazarus.models.recovery import ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+    from workflows.calls import run_activity
     from workflows.ledger_rules import (
         bound,
         drain_allowed,
@@ -92,13 +93,13 @@ class NodeLedgerWorkflow:
     @workflow.update(name=names.RESUME_NODE)
     async def resume_node(self, request: ResumeRequest) -> NodeActionResult:
         try:
-            result = await workflow.execute_activity(
+            result = await run_activity(
                 "slurm_resume_nodes",
                 NodeAction(nodes=[request.node], reason=request.comment or ""),
                 result_type=NodeActionResult,
                 task_queue=self.s.scheduler_queue,
                 summary=f"resume {request.node}",
-                **SLURM_WRITE,
+                preset=SLURM_WRITE,
             )
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
@@ -114,13 +115,13 @@ class NodeLedgerWorkflow:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
         reason = f"{request.reason} (by {request.operator} via lazarus)"
         try:
-            result = await workflow.execute_activity(
+            result = await run_activity(
                 "slurm_drain_nodes",
                 NodeAction(nodes=[request.node], reason=reason),
                 result_type=NodeActionResult,
                 task_queue=self.s.scheduler_queue,
                 summary=f"drain {request.node} (operator)",
-                **SLURM_WRITE,
+                preset=SLURM_WRITE,
             )
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
@@ -195,11 +196,11 @@ class NodeLedgerWorkflow:
         """Slurm's node states, or None (``self._unreadable`` says why) when the scheduler stays unreadable
         through the retries."""
         try:
-            return await workflow.execute_activity(
+            return await run_activity(
                 "slurm_list_nodes",
                 result_type=list[NodeState],
                 task_queue=self.s.scheduler_queue,
-                **SLURM_READ,
+                preset=SLURM_READ,
                 summary="read node states",
             )
         except ActivityError as exc:  # the ledger outlives a scheduler outage; the job's exclusion still holds
@@ -291,13 +292,13 @@ class NodeLedgerWorkflow:
             workflow.logger.warning(f"{record.node}: {note}")
             return
         try:
-            await workflow.execute_activity(
+            await run_activity(
                 "slurm_drain_nodes",
                 NodeAction(nodes=[record.node], reason=reason),
                 result_type=NodeActionResult,
                 task_queue=self.s.scheduler_queue,
                 summary=f"drain {record.node}",
-                **SLURM_WRITE,
+                preset=SLURM_WRITE,
             )
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")

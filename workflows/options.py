@@ -1,7 +1,8 @@
-"""Activity options, declared once: every ``execute_activity`` call in the workflows spreads one of these.
+"""Activity options, declared once: every activity call in the workflows takes one of these
+(through :func:`workflows.calls.run_activity`, which spreads it into ``workflow.execute_activity``).
 
-    await workflow.execute_activity("slurm_restart_excluding", request, result_type=RestartResult,
-                                    task_queue=queue, **SLURM_RESTART)
+    await run_activity("slurm_restart_excluding", request, result_type=RestartResult,
+                       task_queue=queue, summary="...", preset=SLURM_RESTART)
 
 No call site sets a timeout of its own. Scheduler writes retry for a while
 (slurmctld restarts, a worker dies mid-action: the actions are idempotent),
