@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
@@ -27,12 +28,15 @@ from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
+
 
 class AdviceRefused(LazarusError):
     """The workflow refused an approval or rejection (stale, duplicate, nothing pending)."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser("advice", help="list, approve or reject recovery advice (monitor mode)")
     asub = p.add_subparsers(dest="advice_command", metavar="ACTION", required=True)
     q = asub.add_parser("list", help="advice awaiting approval")
@@ -56,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 async def _list(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     client = await connect(settings)
-    rows = []
+    rows: list[dict[str, Any]] = []
     async for wf in client.list_workflows(f'LazarusCluster="{settings.cluster}" AND RecoveryState="awaiting-approval"'):
         try:
             status = await client.get_workflow_handle(wf.id).query(JobRecoveryWorkflow.status)
@@ -102,13 +106,18 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     client = await connect(settings)
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     who = args.operator or operator_name()
-    model = Approval if action == "approve" else Rejection
-    update = JobRecoveryWorkflow.approve_advice if action == "approve" else JobRecoveryWorkflow.reject_advice
     try:
         with about_job(settings, job_id):
-            reply = await handle.execute_update(
-                update, model(generation=generation, operator=who, comment=args.comment)
-            )
+            if action == "approve":
+                reply = await handle.execute_update(
+                    JobRecoveryWorkflow.approve_advice,
+                    Approval(generation=generation, operator=who, comment=args.comment),
+                )
+            else:
+                reply = await handle.execute_update(
+                    JobRecoveryWorkflow.reject_advice,
+                    Rejection(generation=generation, operator=who, comment=args.comment),
+                )
     except WorkflowUpdateFailedError as exc:
         raise AdviceRefused(f"refused: {exc.cause.message if hasattr(exc.cause, 'message') else exc.cause}") from None
     print(reply.message)

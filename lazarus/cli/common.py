@@ -13,7 +13,7 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -102,7 +102,7 @@ def settings_from(args: Any) -> Settings:
     return load_settings(path)
 
 
-def run_async(fn: Callable[..., Awaitable[T]], *a: Any) -> T:
+def run_async(fn: Callable[..., Coroutine[Any, Any, T]], *a: Any) -> T:
     return asyncio.run(fn(*a))
 
 
@@ -125,7 +125,7 @@ def print_json(data: Any) -> None:
 def failure_message(exc: BaseException) -> str:
     """The innermost cause's own message in a Temporal failure chain (``WorkflowUpdateFailedError`` →
     ``ActivityError`` → ``ApplicationError``): "node9: not a node of this cluster", not "Activity task failed"."""
-    messages = []
+    messages: list[str] = []
     seen: BaseException | None = exc
     while seen is not None and len(messages) < 20:
         messages.append(getattr(seen, "message", None) or str(seen))

@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from temporalio.service import RPCError
 
@@ -39,12 +40,17 @@ from lazarus.slurm.errors import SlurmError
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow
 
+if TYPE_CHECKING:
+    from temporalio.client import Client, WorkflowHandle
+
+    from lazarus.cli.parser import Subcommands
+
 
 class DemoError(LazarusError):
     pass
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser("demo", help="run the end-to-end recovery story on the embedded stack (lazarus dev up)")
     p.add_argument(
         "--mode",
@@ -108,7 +114,7 @@ async def _start_job(settings: Settings, workdir: Path, fault: str) -> int:
         raise DemoError(f"{exc}{_STACK_HINT}") from None
 
 
-async def _wait_for_workflow(client, wid: str, deadline: float):
+async def _wait_for_workflow(client: Client, wid: str, deadline: float) -> tuple[WorkflowHandle[Any, Any], JobStatus]:
     handle = client.get_workflow_handle(wid)
     while time.monotonic() < deadline:
         try:

@@ -18,12 +18,16 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lazarus.config import DevSettings, load_settings
 from lazarus.devstack.stack import DevStack, Parts
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     p = subparsers.add_parser(
         "dev",
         help="run the embedded stack: Temporal, workers, a local multi-node Slurm cluster",

@@ -10,11 +10,15 @@ exit 2.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lazarus.models.diagnosis import Diagnosis
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     parser = subparsers.add_parser(
         "diagnose",
         help="diagnose a failed job from its log files",

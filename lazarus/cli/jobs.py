@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
@@ -24,8 +25,12 @@ from lazarus.temporal_client import connect
 from workflows import attributes
 from workflows.job_recovery import JobRecoveryWorkflow
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
+    from lazarus.config import Settings
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: Subcommands) -> None:
     submit.register(sub)
     p = sub.add_parser("jobs", help="list watched jobs (from Temporal visibility)")
     p.add_argument("--state", choices=[st.value for st in RecoveryState], help="only this recovery state")
@@ -43,7 +48,7 @@ async def _jobs(args: argparse.Namespace) -> int:
     query = f'LazarusCluster="{settings.cluster}"'
     if args.state:
         query += f' AND RecoveryState="{args.state}"'
-    rows = []
+    rows: list[dict[str, Any]] = []
     async for wf in client.list_workflows(query):
         sa = wf.typed_search_attributes
         memo = JobMemo.model_validate(await wf.memo())
@@ -81,7 +86,7 @@ async def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
-async def fetch_status(settings, job_id: int) -> JobStatus:
+async def fetch_status(settings: Settings, job_id: int) -> JobStatus:
     client = await connect(settings)
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     try:

@@ -17,6 +17,7 @@ import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loguru import logger
 
@@ -26,8 +27,11 @@ from lazarus.health.assess import HealthThresholds
 from lazarus.health.models import NodeHealth
 from lazarus.health.nvml import NvmlReader
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     p = subparsers.add_parser(
         "node-agent",
         help="export GPU health (NVML) as Prometheus metrics",

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from lazarus.cli.common import failure_message, node_arg, operator_name, print_json, run_async, settings_from, text_arg
@@ -15,10 +16,18 @@ from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
 from lazarus.models.names import ledger_id
-from lazarus.models.slurm import NodeState
+from lazarus.models.slurm import NodeActionResult, NodeState
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
 from workflows.node_ledger import NodeLedgerWorkflow
+
+if TYPE_CHECKING:
+    from temporalio.workflow import UpdateMethodMultiParam
+
+    from lazarus.cli.parser import Subcommands
+
+# The operator's requests to the ledger (both name a node and an operator).
+_Request = TypeVar("_Request", ResumeRequest, DrainRequest)
 
 # What a DrainRequest accepts as its reason.
 REASON_MAX: int = next(m.max_length for m in DrainRequest.model_fields["reason"].metadata if hasattr(m, "max_length"))
@@ -45,7 +54,7 @@ POLICY_OPTIONS = {  # option → LedgerPolicy field
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser("nodes", help="the node ledger: implicated nodes, drains, lemon nodes; resume a node")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: run_async(_list, a))
@@ -77,13 +86,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     pol.set_defaults(func=lambda a: run_async(_policy, a))
 
 
-async def _handle(args: argparse.Namespace):
+async def _handle(args: argparse.Namespace) -> tuple[Settings, WorkflowHandle[Any, Any]]:
     settings = settings_from(args)
     client = await connect(settings)
     return settings, client.get_workflow_handle(ledger_id(settings.cluster))
 
 
-async def _view(settings: Settings, handle) -> LedgerView:
+async def _view(settings: Settings, handle: WorkflowHandle[Any, Any]) -> LedgerView:
     try:
         return await handle.query(NodeLedgerWorkflow.view)
     except RPCError as exc:
@@ -151,10 +160,17 @@ async def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _operator_update(args: argparse.Namespace, update, request, verb: str) -> int:
+async def _operator_update(
+    args: argparse.Namespace,
+    update: UpdateMethodMultiParam[[NodeLedgerWorkflow, _Request], Coroutine[Any, Any, NodeActionResult]],
+    request: _Request,
+    verb: str,
+) -> int:
     _settings, handle = await _handle(args)
     try:
-        result = await handle.execute_update(update, request)
+        # temporalio's ``@workflow.update(name=...)`` keeps an async handler's coroutine as the update's
+        # result type; the update itself answers with what the coroutine returns
+        result = cast("NodeActionResult", await handle.execute_update(update, request))
     except (WorkflowUpdateFailedError, RPCError) as exc:
         raise NodeActionRefused(f"{request.node} was not {verb}: {failure_message(exc)}") from None
     state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or verb

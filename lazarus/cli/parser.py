@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn, TypeAlias, TypeVar, overload
+
+_N = TypeVar("_N")
 
 LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "SUCCESS", "WARNING", "ERROR", "CRITICAL")
 
@@ -29,15 +31,26 @@ class LazarusParser(argparse.ArgumentParser):
 
     _given: Sequence[str] = ()
 
+    @overload
     def parse_known_args(
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        self._given = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None, namespace: _N) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        given = list(sys.argv[1:] if args is None else args)
+        self._given = given
+        return super().parse_known_args(None if args is None else given, namespace)
 
-    def parse_args(
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> argparse.Namespace:  # type: ignore[override]
+    @overload
+    def parse_args(self, args: Iterable[str] | None = None, namespace: None = None) -> argparse.Namespace: ...
+    @overload
+    def parse_args(self, args: Iterable[str] | None, namespace: _N) -> _N: ...
+    @overload
+    def parse_args(self, *, namespace: _N) -> _N: ...
+    def parse_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> Any:
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             self._refuse(parsed, extras)
@@ -60,7 +73,7 @@ class LazarusParser(argparse.ArgumentParser):
         option = next((e for e in extras if e.startswith("-")), None)
         chosen.error(chosen._unrecognized(option) if option else f"unrecognized arguments: {' '.join(extras)}")
 
-    def _subcommands(self) -> argparse._SubParsersAction | None:
+    def _subcommands(self) -> Subcommands | None:
         return next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
 
     def _options_given(self) -> list[str]:
@@ -85,3 +98,8 @@ def log_level(text: str) -> str:
     if level not in LOG_LEVELS:
         raise argparse.ArgumentTypeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got {text!r}")
     return level
+
+
+# What ``add_subparsers`` returns on a LazarusParser (its subcommands are LazarusParsers too); the
+# subcommand modules' ``register`` functions take it.
+Subcommands: TypeAlias = "argparse._SubParsersAction[LazarusParser]"

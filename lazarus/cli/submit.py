@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -32,6 +33,9 @@ from lazarus.telemetry.optin import opt_in_comment, parse_opt_in
 from lazarus.temporal_client import connect
 from workflows.job_recovery import JobRecoveryWorkflow
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
+
 # sbatch and scontrol run as the calling user, on this host, with this limit.
 _SLURM_TIMEOUT_S = 60.0
 # how long submit and watch wait, by default, for Lazarus to pick the job up; and how often they look
@@ -44,7 +48,7 @@ class OptInRefused(LazarusError):
     """The opt-in cannot be set as asked; nothing was submitted or changed."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser(
         "submit",
         help="sbatch with the Lazarus opt-in comment added",
@@ -240,7 +244,7 @@ async def workflow_status(client: Client, cluster: str, job_id: int) -> JobStatu
     return await _query(handle, job_id)
 
 
-async def _query(handle: WorkflowHandle, job_id: int) -> JobStatus:
+async def _query(handle: WorkflowHandle[Any, Any], job_id: int) -> JobStatus:
     try:
         return await handle.query(JobRecoveryWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
     except (RPCError, WorkflowQueryFailedError) as exc:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lazarus.config import load_settings
 
+if TYPE_CHECKING:
+    from lazarus.cli.parser import Subcommands
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: Subcommands) -> None:
     p = sub.add_parser("worker", help="run a Lazarus worker (control, scheduler, telemetry or all roles)")
     p.add_argument("--role", default="all", choices=["control", "scheduler", "telemetry", "all"])
     p.set_defaults(func=_run)
