@@ -157,7 +157,7 @@ class DiscoverySettings(_Strict):
 
 
 # Where sites usually keep job output; the dev stack's and the tests' jobs write under /tmp or /var/tmp.
-DEFAULT_LOG_ROOTS = ("/home", "/scratch", "/tmp", "/var/tmp")
+DEFAULT_LOG_ROOTS: tuple[str, ...] = ("/home", "/scratch", "/tmp", "/var/tmp")
 
 
 class DevSettings(_Strict):

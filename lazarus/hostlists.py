@@ -31,7 +31,8 @@ def expand(expression: str, limit: int = MAX_NAMES) -> list[str]:
     if size(expression, limit) > limit:
         raise hostlist.BadHostlist(f"names more than {limit} nodes")
     try:
-        return hostlist.expand_hostlist(expression)
+        names: list[str] = hostlist.expand_hostlist(expression)
+        return names
     except ValueError:  # a number too long for int(): no node is named that
         raise hostlist.BadHostlist("a number in it is too long") from None
 

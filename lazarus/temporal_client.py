@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -42,7 +43,7 @@ def _reason(exc: RuntimeError) -> str:
     return found[-1].lower() if found else str(exc)
 
 
-def _read(path, field: str) -> bytes | None:
+def _read(path: Path | None, field: str) -> bytes | None:
     if path is None:
         return None
     try:

@@ -140,8 +140,8 @@ _HF_SAVE = re.compile(r"Saving model checkpoint to \S*?checkpoint-(\d+)")
 
 def _hf(line: str) -> ProgressSample | None:
     if found := _HF_SAVE.search(line):
-        step = int(found.group(1))
-        return ProgressSample(source="hf", event=ProgressEvent.CHECKPOINT_SAVED, step=step, checkpoint_step=step)
+        saved = int(found.group(1))
+        return ProgressSample(source="hf", event=ProgressEvent.CHECKPOINT_SAVED, step=saved, checkpoint_step=saved)
     loss, epoch, step = _HF_LOSS.search(line), _HF_EPOCH.search(line), _HF_STEP.search(line)
     if not (epoch or (step and "global_step=" in line)):
         return None

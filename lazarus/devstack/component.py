@@ -130,7 +130,8 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         with socket.create_connection((host, port), timeout=0.5) as conn:
             # A connect to an unused port in the ephemeral range can pick that
             # very port as its local end and "succeed" by talking to itself.
-            return conn.getsockname()[1] != port
+            local_port: int = conn.getsockname()[1]
+            return local_port != port
     except OSError:
         return False
 

@@ -12,6 +12,7 @@ import os
 import pwd
 import shutil
 import subprocess
+from pathlib import Path
 
 from lazarus.config import DevSettings
 from lazarus.devstack.component import Component, port_open
@@ -22,7 +23,7 @@ from lazarus.errors import DevStackError, shorten
 MYSQL_USER = "mysql"
 
 
-def _datadir(layout: Layout):
+def _datadir(layout: Layout) -> Path:
     return layout.mysql / "data"
 
 

@@ -8,6 +8,7 @@ nodes on their own ports.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import time
@@ -92,7 +93,7 @@ def slurm_components(dev: DevSettings, layout: Layout, env: dict[str, str]) -> l
                 argv=[_sbin("slurmd"), "-D", "-N", node],
                 env=env,
                 port=port,
-                ready=lambda port=port: port_open(port),
+                ready=functools.partial(port_open, port),
             )
         )
     return comps

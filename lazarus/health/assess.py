@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.health.models import GpuHealth, NodeHealth, RecoveryAction, Verdict
+from lazarus.health.models import GpuHealth, NodeHealth, RecoveryAction, Verdict, XidEvent
 from lazarus.health.xid import XidClass, classify_xid, describe_xid
 
 # Clock event reasons that mean the hardware is slowing itself down. Idle, application
@@ -53,7 +53,7 @@ def assess_gpu(gpu: GpuHealth, now: datetime, limits: HealthThresholds) -> GpuHe
     return gpu.model_copy(update={"xid_events": recent, "verdict": verdict, "reasons": failed + degraded})
 
 
-def _failure_reasons(gpu: GpuHealth, xids: list) -> list[str]:
+def _failure_reasons(gpu: GpuHealth, xids: list[XidEvent]) -> list[str]:
     reasons = []
     if gpu.lost:
         reasons.append("NVML reports the GPU as lost (fallen off the bus)")
@@ -68,7 +68,7 @@ def _failure_reasons(gpu: GpuHealth, xids: list) -> list[str]:
     return reasons
 
 
-def _degradation_reasons(gpu: GpuHealth, xids: list, limits: HealthThresholds) -> list[str]:
+def _degradation_reasons(gpu: GpuHealth, xids: list[XidEvent], limits: HealthThresholds) -> list[str]:
     reasons = []
     if gpu.row_remap.pending:
         reasons.append("a row remap is pending: reset the GPU to activate it")

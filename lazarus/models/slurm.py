@@ -36,7 +36,7 @@ class JobState(StrEnum):
     UNKNOWN = "UNKNOWN"
 
     @classmethod
-    def parse(cls, raw: str | None) -> JobState:
+    def parse(cls, raw: object) -> JobState:
         words = raw.split() if isinstance(raw, str) else []
         base = words[0].rstrip("+") if words else ""
         try:

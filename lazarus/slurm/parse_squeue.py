@@ -101,7 +101,7 @@ def _job_from_json(job: Any) -> JobSnapshot:
     )
 
 
-def _tasks_per_node(job: dict) -> int | None:
+def _tasks_per_node(job: dict[str, Any]) -> int | None:
     """Ranks per node for block distribution; None when Slurm does not say or tasks do not divide evenly
     (then a rank prefix names no node rather than the wrong one)."""
     explicit = _number(job.get("tasks_per_node"))

@@ -82,7 +82,7 @@ class SshTransport(Transport):
             duration_s=time.monotonic() - started,
         )
 
-    async def _open_channel(self, argv: list[str]) -> asyncssh.SSHClientProcess:
+    async def _open_channel(self, argv: list[str]) -> asyncssh.SSHClientProcess[str]:
         """Open a session channel, reconnecting once if the cached connection turned out to be dead.
 
         Retrying here is safe: a channel that failed to open has not started the command.

@@ -75,7 +75,8 @@ def node_names(values: Iterable[str]) -> list[str]:
 
 def hostlist_expr(names: Iterable[str]) -> str:
     """The compact hostlist form (``node[1-2,4]``) of already validated names, for a command line."""
-    return hostlist.collect_hostlist(list(names))
+    expr: str = hostlist.collect_hostlist(list(names))
+    return expr
 
 
 def reason(text: str, *, default: str) -> str:

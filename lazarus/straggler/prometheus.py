@@ -25,7 +25,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import requests
-from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from prometheus_api_client import PrometheusConnect
+from prometheus_api_client.exceptions import PrometheusApiClientException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from urllib3.util.retry import Retry
 
@@ -107,12 +108,15 @@ class PrometheusApi:
 
     def range(self, what: str, expr: str, start: datetime, end: datetime, step_s: int) -> list[dict[str, Any]]:
         """``query_range`` result items (``metric``, ``values``); ``what`` names the query in errors."""
-        return self._call(what, self._client.custom_query_range, expr, start_time=start, end_time=end,
-                          step=f"{step_s}s")  # fmt: skip
+        items: list[dict[str, Any]] = self._call(
+            what, self._client.custom_query_range, expr, start_time=start, end_time=end, step=f"{step_s}s"
+        )
+        return items
 
     def instant(self, what: str, expr: str) -> list[dict[str, Any]]:
         """Instant ``query`` result items (``metric``, ``value``)."""
-        return self._call(what, self._client.custom_query, expr)
+        items: list[dict[str, Any]] = self._call(what, self._client.custom_query, expr)
+        return items
 
     def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:

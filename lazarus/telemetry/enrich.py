@@ -133,4 +133,5 @@ def _post(url: str, body: bytes, timeout: float, auth: HttpAuth) -> bytes:
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     context = auth.ssl_context() if url.startswith("https:") else None
     with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
-        return resp.read(1 << 20)
+        data: bytes = resp.read(1 << 20)
+        return data

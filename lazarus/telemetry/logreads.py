@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lazarus.errors import LazarusError
 
@@ -32,7 +32,7 @@ class BoundedReads:
         self.timeout, self.threads = timeout, threads
         self._pool = self._new_pool()
         self._pool_stuck = 0
-        self._stuck: dict[str, Future] = {}
+        self._stuck: dict[str, Future[Any]] = {}
 
     def _new_pool(self) -> ThreadPoolExecutor:
         return ThreadPoolExecutor(self.threads, thread_name_prefix="lazarus-log-read")

@@ -34,6 +34,7 @@ from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
     AnomalyDetected,
+    JobEvent,
     JobEventEnvelope,
     JobMemo,
     JobRecoveryInput,
@@ -202,12 +203,13 @@ class TelemetryLoop:
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
         if job.state.finished:
+            assert tracker.attempt is not None  # observe() always leaves the tracker an attempt
             failed = await self._failed_nodes(job) if job.state.failed and not tracker.attempt.ended_reported else []
             events += tracker.finish(job, now, failed)
         if events:
             await self._signal(job.job_id, [await self._enrich(e, tracker) for e in events])
 
-    async def _enrich(self, event, tracker: JobTracker):
+    async def _enrich(self, event: JobEvent, tracker: JobTracker) -> JobEvent:
         """Node health and the external provider refine a log diagnosis before it reaches the workflow."""
         if not isinstance(event, AnomalyDetected):
             return event
@@ -235,12 +237,13 @@ class TelemetryLoop:
         jobs = {job_id: snapshot[job_id] for job_id in running}
         for finding in await self.enricher.stragglers(jobs):
             tracker = running.get(int(finding.job_id))
-            if tracker is None or finding.node in tracker.attempt.stragglers_reported:
+            attempt = tracker.attempt if tracker is not None else None
+            if tracker is None or attempt is None or finding.node in attempt.stragglers_reported:
                 continue
-            tracker.attempt.stragglers_reported.add(finding.node)
+            attempt.stragglers_reported.add(finding.node)
             diagnosis = finding.to_diagnosis().bound_to_allocation(jobs[tracker.job_id].nodes, "the job's metrics")
             anomaly = Anomaly(
-                attempt=tracker.attempt.index,
+                attempt=attempt.index,
                 kind=FailureKind.STRAGGLER,
                 diagnosis=diagnosis,
                 source="straggler",
@@ -278,6 +281,7 @@ class TelemetryLoop:
         except LogReadStalledError as exc:
             await self._note(tracker, str(exc))
             return
+        assert tracker.attempt is not None  # called after observe(), which always leaves the tracker an attempt
         self.offsets.start_at(tails, f"job {tracker.job_id} first seen at attempt {tracker.attempt.index}")
 
     async def _tail(self, tracker: JobTracker, now: datetime) -> None:
@@ -327,7 +331,7 @@ class TelemetryLoop:
             if n.name in job.nodes and (n.down or "NOT_RESPONDING" in n.state.upper() or (n.drained and n.reason))
         ]
 
-    async def _signal(self, job_id: int, events: list) -> None:
+    async def _signal(self, job_id: int, events: list[JobEvent]) -> None:
         handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
             await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))

@@ -74,7 +74,7 @@ def opt_in_comment(policy: str | None, own: str | None = None) -> str:
     return json.dumps(data)
 
 
-def _json_object(text: str) -> dict | None:
+def _json_object(text: str) -> dict[str, Any] | None:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -148,7 +148,9 @@ def known_policies(policies: dict[str, Policy]) -> str:
     return ", ".join(sorted(name for name, policy in policies.items() if selectable(name, policy)))
 
 
-def _apply_overrides(name: str, base: Policy, overrides: dict, mode: object, cluster_mode: Mode | None) -> OptIn:
+def _apply_overrides(
+    name: str, base: Policy, overrides: dict[str, Any], mode: object, cluster_mode: Mode | None
+) -> OptIn:
     merged = base.model_dump() | overrides
     if mode is not None:
         merged["mode"] = mode

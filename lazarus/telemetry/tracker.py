@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from lazarus.detection.engine import Analyzer
 from lazarus.detection.hang import HangBudget, HangPhase
 from lazarus.detection.layout import RankLayout
-from lazarus.detection.progress_lines import ProgressEvent, parse_progress
+from lazarus.detection.progress_lines import ProgressEvent, ProgressSample, parse_progress
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import (
@@ -23,6 +23,7 @@ from lazarus.models.recovery import (
     AnomalyDetected,
     AttemptEnded,
     AttemptStarted,
+    JobEvent,
     ProgressDigest,
     ProgressView,
 )
@@ -104,9 +105,9 @@ class JobTracker:
             hang=HangBudget.for_attempt(self.policy, index),
         )
 
-    def observe(self, job: JobSnapshot, now: datetime) -> list:
+    def observe(self, job: JobSnapshot, now: datetime) -> list[JobEvent]:
         """Compare a fresh snapshot with what we know; return lifecycle events."""
-        events: list = []
+        events: list[JobEvent] = []
         self.tasks_per_node = job.tasks_per_node or self.tasks_per_node
         cur = self.attempt
         if cur is None or job.restarts > cur.index:
@@ -128,7 +129,7 @@ class JobTracker:
                 )
         return events
 
-    def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list:
+    def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list[JobEvent]:
         """The attempt reached a final state: report any pending anomaly first, then the end."""
         cur = self.attempt
         if cur is None or cur.ended_reported or not job.state.finished:
@@ -159,7 +160,7 @@ class JobTracker:
             cur.first_failure_seen_at = now
 
     @staticmethod
-    def _record_progress(cur: AttemptTelemetry, sample, now: datetime) -> None:
+    def _record_progress(cur: AttemptTelemetry, sample: ProgressSample, now: datetime) -> None:
         cur.hang.observe(sample, now)
         if sample.event == ProgressEvent.CHECKPOINT_START:
             return
@@ -168,7 +169,7 @@ class JobTracker:
         if sample.checkpoint_step is not None:
             cur.checkpoint = max(sample.checkpoint_step, cur.checkpoint or sample.checkpoint_step)
 
-    def anomaly_events(self, now: datetime, force: bool = False) -> list:
+    def anomaly_events(self, now: datetime, force: bool = False) -> list[JobEvent]:
         cur = self.attempt
         if cur is None or cur.anomaly_reported or cur.first_failure_seen_at is None:
             return []
@@ -197,7 +198,7 @@ class JobTracker:
         budget = self.attempt.hang.budget() if self.attempt else self.policy.hang_budget
         return min(max(budget * 3 / 4, MIN_DIGEST_INTERVAL), MAX_DIGEST_INTERVAL)
 
-    def digest_events(self, now: datetime, interval: timedelta) -> list:
+    def digest_events(self, now: datetime, interval: timedelta) -> list[JobEvent]:
         """Coarse progress: at once for a new checkpoint, otherwise at most once per ``interval``."""
         cur = self.attempt
         if cur is None or not cur.started_reported or cur.last_progress_at is None:
