@@ -1,7 +1,8 @@
 """The activity boundary holds no dead code: the workers register exactly the activities the workflows call.
 
 Workflow side: every ``workflow.execute_activity`` / ``start_activity`` call in
-``workflows/``, its first argument read from the source. The name may be a
+``workflows/``, and every call of the typed helper ``calls.run_activity`` (whose own
+``execute_activity`` call passes its caller's name on), its first argument read from the source. The name may be a
 string literal or a constant (``NAME = "..."`` at module or class level) in
 ``workflows/`` or ``lazarus/models/``. Worker side: every ``@activity.defn`` of
 the classes the worker host registers.
@@ -17,7 +18,8 @@ from typing import Any
 from workers.host import ACTIVITY_CLASSES
 
 REPO = Path(__file__).resolve().parents[2]
-CALLS = {"execute_activity", "start_activity", "execute_local_activity", "start_local_activity"}
+CALLS = {"execute_activity", "start_activity", "execute_local_activity", "start_local_activity", "run_activity"}
+HELPER = "run_activity"  # workflows/calls.py: performs execute_activity for the name its caller gives
 
 
 def _trees(*folders: str) -> Iterator[tuple[Path, ast.Module]]:
@@ -49,12 +51,19 @@ def _name_of(arg: ast.expr, constants: dict[str, str]) -> str | None:
 def called_by_workflows() -> set[str]:
     constants, names = _string_constants(), set()
     for path, tree in _trees("workflows"):
+        helpers = [f for f in ast.walk(tree) if isinstance(f, ast.AsyncFunctionDef) and f.name == HELPER]
+        passed_on = {id(n) for f in helpers for n in ast.walk(f)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CALLS:
+            if isinstance(node, ast.Call) and _called(node) in CALLS and id(node) not in passed_on:
                 name = _name_of(node.args[0], constants) if node.args else None
                 assert name, f"{path.name}:{node.lineno}: cannot read the activity name of this call"
                 names.add(name)
     return names
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _definition_name(fn: Any) -> str:
