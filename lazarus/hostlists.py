@@ -80,7 +80,7 @@ def _range_size(item: str, limit: int) -> int:
 # ---- lazy expansion: names one at a time, so a caller that needs only the first few never builds the rest
 
 MAX_SEGMENTS = 16  # literal and bracket runs in one name (Slurm names have one or two)
-_RANGE = re.compile(r"^(\d{1,%d})(?:-(\d{1,%d}))?$" % (_MAX_DIGITS, _MAX_DIGITS))
+_RANGE = re.compile(rf"^(\d{{1,{_MAX_DIGITS}}})(?:-(\d{{1,{_MAX_DIGITS}}}))?$")
 _Segment = list[tuple[int, int, int]] | str
 
 

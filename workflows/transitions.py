@@ -267,9 +267,12 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
 def _answer_refused(c: Change, event: AnswerRefused) -> None:
     """A signal cannot be refused to its sender: record the refusal (the newest few), log it and show it in
     the workflow's current details, so `lazarus show`, `lazarus advice list` and the Temporal UI say why."""
-    kind = "approve" if isinstance(event.answer, Approval) else "reject"
     refused = RefusedAnswer(
-        kind=kind, generation=event.answer.generation, operator=event.answer.operator, reason=event.reason, at=c.now
+        kind="approve" if isinstance(event.answer, Approval) else "reject",
+        generation=event.answer.generation,
+        operator=event.answer.operator,
+        reason=event.reason,
+        at=c.now,
     )
     c.s.refused_answers = [*c.s.refused_answers, refused][-MAX_REFUSED_ANSWERS:]
     c.emit(Warn(f"job {c.s.job_id}: {refused.describe()}"), Details(f"{c.s.state.value}; {refused.describe()}"))

@@ -17,7 +17,9 @@ def within_allocation(nodes: Iterable[str], allocation: Collection[str]) -> tupl
     """``nodes`` split into those of ``allocation`` (order kept, no duplicates, never more than the
     allocation holds) and the others (no duplicates, at most ``MAX_OUTSIDE_NAMED + 1`` kept: enough to
     say there were more). Reads ``nodes`` only as far as needed."""
-    allowed, kept, outside = set(allocation), [], []
+    allowed = set(allocation)
+    kept: list[str] = []
+    outside: list[str] = []
     for node in nodes:
         if node in allowed:
             if node not in kept:

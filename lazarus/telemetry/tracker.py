@@ -224,7 +224,7 @@ class JobTracker:
             )
         ]
 
-    def final_digest(self, now: datetime) -> list:
+    def final_digest(self, now: datetime) -> list[JobEvent]:
         """The attempt is ending: the last step and checkpoint seen, if the workflow has not heard them yet
         (the digests are throttled, so without this a completed attempt could show step 21 of 25)."""
         cur = self.attempt

@@ -50,7 +50,7 @@ def enricher(prometheus_url):
 
 
 async def test_a_slow_series_labelled_with_nodes_of_another_job_is_ignored(prometheus_url, slurm_cluster, two_jobs):
-    a, b = two_jobs
+    a, _ = two_jobs
     jobs = await snapshot(slurm_cluster, a)
     end = now_ms()
     # under job A's id, someone publishes series for B's nodes too, one of them slow

@@ -79,7 +79,7 @@ def test_a_policy_the_operator_did_not_make_selectable_is_refused_and_not_offere
     with pytest.raises(JobCommentError, match="policy 'operators-only' is not selectable by jobs") as refused:
         parse_opt_in(comment(policy="operators-only"), POLICIES)
     assert "a job may choose: acting, default, strict, watched" in str(refused.value)
-    with pytest.raises(JobCommentError, match="a job may choose: acting, default, strict, watched$"):
+    with pytest.raises(JobCommentError, match=r"a job may choose: acting, default, strict, watched$"):
         parse_opt_in(comment(policy="nope"), POLICIES)
 
 

@@ -99,7 +99,7 @@ def test_an_ending_attempt_flushes_the_last_step_and_checkpoint_seen_before_its_
         t.feed(
             "out",
             step,
-            f"LAZARUS step={step} loss=1.0" + (" checkpoint=%d" % step if step % 5 == 0 else ""),
+            f"LAZARUS step={step} loss=1.0" + (f" checkpoint={step}" if step % 5 == 0 else ""),
             T0 + timedelta(seconds=step),
         )
         t.digest_events(T0 + timedelta(seconds=step), timedelta(minutes=5))  # throttled: most steps untold
