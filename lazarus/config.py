@@ -146,6 +146,19 @@ class DiscoverySettings(_Strict):
         description="one read of one job output file gets this long; a file that blocks "
         "longer (NFS, FUSE) is noted on the job and not read again until its read returns",
     )
+    blind_after: timedelta = Field(
+        timedelta(seconds=15),
+        gt=timedelta(0),
+        description="telemetry that has not seen a job (a fresh scheduler "
+        "row and its logs read) for this long is blind to it: the hang watchdog records a blind spell and waits "
+        "instead of deciding (at least three intervals)",
+    )
+
+    @model_validator(mode="after")
+    def _blind_after_spans_cycles(self) -> DiscoverySettings:
+        if self.blind_after < 3 * self.interval:
+            raise ValueError(f"blind_after ({self.blind_after}) must be at least three intervals ({3 * self.interval})")
+        return self
 
     @field_validator("log_roots")
     @classmethod

@@ -4,7 +4,7 @@ Run after an *intentional* change to workflow code that is made safe with
 ``workflow.patched`` (or when adding scenarios); never to paper over a replay
 failure, which means the change would break running workflows.
 
-    .venv/bin/python scripts/record_histories.py
+    .venv/bin/python scripts/record_histories.py [SCENARIO ...]
 """
 
 from __future__ import annotations
@@ -24,7 +24,18 @@ from lazarus.models.policy import Mode  # noqa: E402
 from lazarus.models.recovery import Approval  # noqa: E402
 from lazarus.models.slurm import JobState  # noqa: E402
 from tests.workflows.conftest import register_search_attributes  # noqa: E402
-from tests.workflows.harness import T0, Running, app_error, ended, job_input, progress, send, started, xid79_on  # noqa: E402
+from tests.workflows.harness import (  # noqa: E402
+    T0,
+    FakeScheduler,
+    Running,
+    app_error,
+    ended,
+    job_input,
+    progress,
+    send,
+    started,
+    xid79_on,
+)
 from workflows.job_recovery import JobRecoveryWorkflow  # noqa: E402
 
 OUT = REPO / "tests" / "histories"
@@ -70,7 +81,27 @@ async def application_error(client) -> Running:
     return run
 
 
-SCENARIOS = [act_mode_restart, monitor_mode_approved, monitor_mode_expired, application_error]
+async def blind_spell_then_hang(client) -> Running:
+    """Telemetry unreachable when the hang watchdog is due (two blind checks), then a view it vouches for: a
+    hang, restarted. A redelivered event (same id) is applied once."""
+    run = Running(client, job_input(Mode.ACT, hang_budget=timedelta(minutes=10)), FakeScheduler(telemetry_failures=2))
+    async with run:
+        start = started(0).model_copy(update={"id": f"{run.inp.job_id}/0/attempt_started/0"})
+        await send(
+            run.handle, start, progress(0, 10, T0).model_copy(update={"id": f"{run.inp.job_id}/0/progress/a"}), start
+        )
+        result = asyncio.ensure_future(run.handle.result())  # waiting on the result lets time skip
+        for _ in range(200):
+            status = await run.handle.query(JobRecoveryWorkflow.status)
+            if status.state.value == "verifying":
+                break
+            await asyncio.sleep(0.05)
+        await send(run.handle, started(1), ended(1, JobState.COMPLETED, 0))
+        await result
+    return run
+
+
+SCENARIOS = [act_mode_restart, monitor_mode_approved, monitor_mode_expired, application_error, blind_spell_then_hang]
 
 
 async def main() -> None:
@@ -80,8 +111,9 @@ async def main() -> None:
     )
     await register_search_attributes(env.client)
     OUT.mkdir(parents=True, exist_ok=True)
+    wanted = set(sys.argv[1:])  # scenario names to record (default: all)
     try:
-        for scenario in SCENARIOS:
+        for scenario in [s for s in SCENARIOS if not wanted or s.__name__ in wanted]:
             run = await scenario(env.client)
             history = await run.handle.fetch_history()
             (OUT / f"{scenario.__name__}.json").write_text(history.to_json())

@@ -133,10 +133,12 @@ class WatchdogFired:
 
 @dataclass(frozen=True)
 class ProgressChecked:
-    """Telemetry's view of the attempt's progress (``known=True`` and empty when it could not be read)."""
+    """Telemetry's view of the attempt's progress; ``unreachable`` says why telemetry could not be asked (the
+    view is then empty: Lazarus is blind to the attempt)."""
 
     attempt: int
     view: ProgressView
+    unreachable: str | None = None
 
 
 @dataclass(frozen=True)

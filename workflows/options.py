@@ -56,8 +56,14 @@ READ_RETRY = _retry(timedelta(seconds=5), 10)
 # Writes re-read state before acting (idempotent), so they may retry longer.
 WRITE_RETRY = _retry(timedelta(seconds=10), 20)
 
-# The telemetry worker's view of one attempt's progress (in memory: quick, or not there at all).
-TELEMETRY_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=20), retry_policy=READ_RETRY)
+# The telemetry worker's view of one attempt's progress (in memory: quick, or not there at all). A telemetry
+# worker that does not answer within a minute, retries and a missing worker included, leaves Lazarus blind to
+# the attempt: the hang watchdog records it and checks again later (workflows/blindness.py).
+TELEMETRY_READ = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=20),
+    schedule_to_close_timeout=timedelta(minutes=1),
+    retry_policy=READ_RETRY,
+)
 
 # One Slurm read (node states).
 SLURM_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=30), retry_policy=READ_RETRY)

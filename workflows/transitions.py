@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
+    MAX_APPLIED_EVENT_IDS,
     MAX_REFUSED_ANSWERS,
     MAX_TELEMETRY_NOTES,
     AdviceAction,
@@ -42,7 +43,7 @@ from lazarus.models.recovery import (
     TelemetryNote,
 )
 from lazarus.models.slurm import JobState
-from workflows import acting
+from workflows import acting, blindness
 from workflows.change import Change
 from workflows.decision import hang_diagnosis, scheduler_diagnosis
 from workflows.effects import (
@@ -73,10 +74,23 @@ class Step(NamedTuple):
 
 
 def apply(state: JobRecoveryInput, event: Input, now: datetime) -> Step:
-    """Apply one input to a copy of ``state``; return the new state and the effects to perform, in order."""
+    """Apply one input to a copy of ``state``; return the new state and the effects to perform, in order.
+    A telemetry event whose id was applied already (a redelivery) changes nothing."""
     change = Change(state, now)
-    _HANDLERS[type(event)](change, event)
+    if _first_delivery(change, event):
+        _HANDLERS[type(event)](change, event)
     return Step(change.s, change.effects)
+
+
+def _first_delivery(c: Change, event: Input) -> bool:
+    """Telemetry delivers at least once; remember the latest ids (a bounded window, carried across
+    continue-as-new) so that each event is applied at most once. Events without an id are always applied."""
+    if not isinstance(event, _TELEMETRY_EVENTS) or event.id is None:
+        return True
+    if event.id in c.s.applied_event_ids:
+        return False
+    c.s.applied_event_ids = [*c.s.applied_event_ids, event.id][-MAX_APPLIED_EVENT_IDS:]
+    return True
 
 
 def watchdog_deadline(state: JobRecoveryInput) -> tuple[datetime | None, str | None]:
@@ -155,11 +169,33 @@ def _progress(c: Change, event: ProgressDigest) -> None:
     c.record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
     attempt.checkpointing = event.checkpointing
     attempt.hang_budget = event.hang_budget or attempt.hang_budget
+    _sight_back(c, attempt, event.observed_at)  # the digest is telemetry's heartbeat
+
+
+def _sight_back(c: Change, attempt: Attempt, at: datetime | None) -> None:
+    """Telemetry saw the attempt at ``at``: an open blind spell ends there."""
+    spell = blindness.observed(attempt, at)
+    if spell is not None:
+        c.emit(Details(f"attempt {attempt.index} seen again after {spell.seconds:.0f} s blind ({spell.reason})"))
+
+
+def _blind(c: Change, attempt: Attempt, since: datetime, reason: str) -> None:
+    """The hang watchdog is due but Lazarus cannot see the attempt: record it, and check again later."""
+    spell = blindness.went_blind(attempt, since, reason, c.now)
+    if spell.checks == 1:
+        c.emit(
+            Warn(
+                f"job {c.s.job_id}: Lazarus cannot see attempt {attempt.index} ({reason}); the hang watchdog "
+                "waits for a fresh observation"
+            )
+        )
+    c.emit(Details(f"blind to attempt {attempt.index} for {spell.seconds:.0f} s: {reason}"))
 
 
 def _attempt_ended(c: Change, event: AttemptEnded) -> None:
     attempt = c.attempt(event.attempt)
     attempt.ended_at, attempt.end_state, attempt.exit_code = event.at, event.state, event.exit_code
+    _sight_back(c, attempt, c.now)  # the scheduler showed the end
     if event.nodes and not attempt.nodes:
         attempt.nodes = list(event.nodes)
     if c.s.state not in (RecoveryState.WATCHING, RecoveryState.VERIFYING):
@@ -236,9 +272,12 @@ def _watchdog_fired(c: Change, _: WatchdogFired) -> None:
 
 
 def _progress_checked(c: Change, checked: ProgressChecked) -> None:
-    """Fresh progress moves the deadline on; telemetry that has not read the attempt yet gets one more
-    budget; otherwise the attempt is hung."""
+    """Fresh progress moves the deadline on; a blind telemetry (or none to ask) records a blind spell and
+    the watchdog waits; telemetry that has not read the attempt yet gets one more budget; otherwise the
+    attempt is hung."""
     attempt, view = c.attempt(checked.attempt), checked.view
+    blind = _blindness(checked)
+    since = blindness.last_seen(attempt, view.observed_at, c.now)  # before new progress moves it
     if (
         view.known
         and view.last_progress_at
@@ -247,7 +286,15 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         c.record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
         attempt.checkpointing = view.checkpointing
         attempt.hang_budget = view.hang_budget or attempt.hang_budget
+        if blind:
+            _blind(c, attempt, since, blind)
+        else:
+            _sight_back(c, attempt, view.observed_at or c.now)
         return
+    if blind:
+        _blind(c, attempt, since, blind)
+        return
+    _sight_back(c, attempt, view.observed_at or c.now)  # telemetry vouches for its view now
     if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
         attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
         return
@@ -262,6 +309,13 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         hang_budget_s=hang_budget(c.s.policy, attempt).total_seconds(),
     )
     c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
+
+
+def _blindness(checked: ProgressChecked) -> str | None:
+    """Why the check cannot see the attempt: telemetry unreachable, or telemetry's own word (None: it can)."""
+    if checked.unreachable is not None:
+        return f"telemetry unreachable ({checked.unreachable})"
+    return checked.view.blind
 
 
 def _answer_refused(c: Change, event: AnswerRefused) -> None:
@@ -283,6 +337,8 @@ def _telemetry_note(c: Change, event: TelemetryNote) -> None:
     if event.text not in c.s.telemetry_notes and len(c.s.telemetry_notes) < MAX_TELEMETRY_NOTES:
         c.s.telemetry_notes.append(event.text)
 
+
+_TELEMETRY_EVENTS = (AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected, TelemetryNote)
 
 _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     WorkflowStarted: _workflow_started,

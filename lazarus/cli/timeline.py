@@ -35,6 +35,11 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
         f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
         f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}"
     )
+    for spell in attempt.blind_spells:
+        lines.append(
+            f"    blind {_t(spell.since)}-{_t(spell.until) if spell.until else 'now'} "
+            f"({spell.seconds:.0f} s, {spell.checks} hang check(s) waited): {spell.reason}"
+        )
     if attempt.anomaly:
         a, d = attempt.anomaly, attempt.anomaly.diagnosis
         lines.append(

@@ -90,6 +90,25 @@ class Advice(_Model):
     comment: str | None = None
 
 
+class BlindSpell(_Model):
+    """A time when Lazarus could not see an attempt (scheduler unreachable, log unreadable, telemetry down or
+    lagging) and the hang watchdog, due then, waited instead of deciding."""
+
+    since: datetime = Field(description="the last time Lazarus saw the attempt before it went blind")
+    until: datetime | None = Field(None, description="the first fresh observation heard after it; None while blind")
+    checked_at: datetime = Field(description="the latest hang check that found Lazarus blind (workflow time)")
+    reason: str = Field(description="why Lazarus could not see the attempt, as the latest check found it")
+    checks: int = Field(1, ge=1, description="hang checks that found Lazarus blind in this spell")
+
+    @property
+    def seconds(self) -> float:
+        """How long Lazarus was blind (so far, while the spell lasts)."""
+        return max(0.0, ((self.until or self.checked_at) - self.since).total_seconds())
+
+
+MAX_BLIND_SPELLS = 10  # per attempt; later spells are merged into the last one
+
+
 class Attempt(_Model):
     """One execution of the job (index = Slurm restart count)."""
 
@@ -111,6 +130,15 @@ class Attempt(_Model):
     advice_generation: int | None = None
     outcome: str | None = Field(None, description="what happened to this attempt, in words")
     requeued_at: datetime | None = Field(None, description="when Lazarus's requeue of this attempt was verified")
+    observed_at: datetime | None = Field(
+        None, description="the newest time telemetry said it saw the attempt (fresh scheduler row and readable log)"
+    )
+    blind_spells: list[BlindSpell] = Field(
+        default_factory=list,
+        description="when the hang watchdog could not "
+        f"decide because Lazarus could not see the attempt (the first "
+        f"{MAX_BLIND_SPELLS})",
+    )
 
     def bound_to_allocation(self, nodes: list[str]) -> list[str]:
         """The ``nodes`` of this attempt's allocation, in order: the only nodes a decision about this
@@ -125,6 +153,7 @@ class Attempt(_Model):
 
 
 MAX_TELEMETRY_NOTES = 20
+MAX_APPLIED_EVENT_IDS = 128  # the window of telemetry event ids a workflow remembers, to apply each once
 MAX_REFUSED_ANSWERS = 10
 
 
@@ -183,12 +212,26 @@ class JobRecoveryInput(_Model):
     scheduler_queue: str = Field("lazarus-scheduler", description="task queue of the Slurm activities")
     telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the telemetry activities")
     ledger_workflow_id: str | None = Field(None, description="node ledger to report implications to")
+    applied_event_ids: list[str] = Field(
+        default_factory=list,
+        description="ids of the latest telemetry events "
+        f"applied (at most {MAX_APPLIED_EVENT_IDS}): a redelivered one is ignored",
+    )
 
 
 # ---- events the telemetry loop sends (one signal: `job_event`) ------------------------------
 
 
-class AttemptStarted(_Model):
+class _JobEvent(_Model):
+    """Telemetry delivers events at least once (it re-sends until a signal succeeds); the workflow applies
+    each id once. Events from older telemetry carry no id."""
+
+    id: str | None = Field(
+        None, max_length=200, description="`<job>/<attempt>/<kind>/<n>`, the same for a resent event"
+    )
+
+
+class AttemptStarted(_JobEvent):
     type: Literal["attempt_started"] = "attempt_started"
     attempt: int = Field(ge=0)
     nodes: list[str]
@@ -196,7 +239,7 @@ class AttemptStarted(_Model):
     at: datetime
 
 
-class ProgressDigest(_Model):
+class ProgressDigest(_JobEvent):
     """Coarse progress, sent on checkpoints and at most every few seconds; never per step."""
 
     type: Literal["progress"] = "progress"
@@ -207,9 +250,14 @@ class ProgressDigest(_Model):
     max_step_interval: timedelta | None = None
     checkpointing: bool = Field(False, description="a checkpoint save has started and not finished")
     hang_budget: timedelta | None = Field(None, description="budget learned by telemetry for the current phase")
+    observed_at: datetime | None = Field(
+        None,
+        description="when telemetry last saw the job (fresh scheduler row "
+        "and readable log): the heartbeat that ends a blind spell",
+    )
 
 
-class AttemptEnded(_Model):
+class AttemptEnded(_JobEvent):
     type: Literal["attempt_ended"] = "attempt_ended"
     attempt: int = Field(ge=0)
     state: JobState
@@ -219,12 +267,12 @@ class AttemptEnded(_Model):
     failed_nodes: list[str] = Field(default_factory=list, description="job nodes Slurm shows DOWN/failed")
 
 
-class AnomalyDetected(_Model):
+class AnomalyDetected(_JobEvent):
     type: Literal["anomaly"] = "anomaly"
     anomaly: Anomaly
 
 
-class TelemetryNote(_Model):
+class TelemetryNote(_JobEvent):
     """Something telemetry would not or could not do for the job, e.g. a log file it refused to read."""
 
     type: Literal["note"] = "note"
@@ -325,3 +373,14 @@ class ProgressView(_Model):
     max_step_interval: timedelta | None = None
     checkpointing: bool = False
     hang_budget: timedelta | None = None
+    observed_at: datetime | None = Field(
+        None,
+        description="when telemetry last saw the attempt (fresh scheduler "
+        "row and readable log); for an attempt it does not know, its last "
+        "scheduler query",
+    )
+    blind: str | None = Field(
+        None,
+        description="why telemetry cannot see the attempt now (None: its view is "
+        "fresh): the hang watchdog must not decide on it",
+    )

@@ -43,6 +43,7 @@ class FakeScheduler:
     progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
     refuse_restart: bool = False
     refuse_drain: bool = False
+    telemetry_failures: int = 0  # the next calls of the progress activity that fail (no telemetry to ask)
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -73,6 +74,9 @@ class FakeScheduler:
 
         @activity.defn(name="telemetry_job_progress")
         async def progress(q: ProgressQuery) -> ProgressView:
+            if self.telemetry_failures > 0:
+                self.telemetry_failures -= 1
+                raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
         return [restart, drain, release, progress]
