@@ -42,7 +42,9 @@ def decide(c: Change, incident: Decide) -> None:
     ):
         return  # already decided for this attempt (advice-only straggler findings do not count)
     c.set_state(RecoveryState.SUSPECTED, f"{anomaly.kind.value} in attempt {attempt.index}")
-    decision = decide_advice(anomaly, [a for a in c.s.attempts if a.index <= attempt.index], c.s.policy)
+    decision = decide_advice(
+        anomaly, [a for a in c.s.attempts if a.index <= attempt.index], c.s.policy, incident.unpatched
+    )
     c.s.generation += 1
     diag = anomaly.diagnosis
     advice = Advice(

@@ -66,9 +66,14 @@ class Warn:
 
 @dataclass(frozen=True)
 class Decide:
-    """Decide what to do about this anomaly (an incident). Also an input: see the module docstring."""
+    """Decide what to do about this anomaly (an incident). Also an input: see the module docstring.
+
+    ``unpatched``: the patch ids (:mod:`workflows.patches`) the run predates, filled in by the workflow when
+    it hands the effect back as an input; the decision follows their old rules.
+    """
 
     anomaly: Anomaly
+    unpatched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

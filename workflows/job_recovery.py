@@ -21,6 +21,7 @@ crashes lose nothing.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from temporalio import workflow
 
@@ -41,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         Rejection,
     )
     from workflows import attributes, calls
+    from workflows.answers import misaddressed
     from workflows.effects import (
         Answered,
         AnswerRefused,
@@ -59,6 +61,7 @@ with workflow.unsafe.imports_passed_through():
         WatchdogFired,
         WorkflowStarted,
     )
+    from workflows.patches import DECISION_PATCHES
     from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
 
@@ -89,7 +92,7 @@ class JobRecoveryWorkflow:
 
     @approve_advice.validator
     def _validate_approve(self, approval: Approval) -> None:
-        self._check_generation(approval.generation)
+        self._check(approval)
 
     @workflow.update(name=names.REJECT_ADVICE)
     def reject_advice(self, rejection: Rejection) -> DecisionReply:
@@ -102,7 +105,7 @@ class JobRecoveryWorkflow:
 
     @reject_advice.validator
     def _validate_reject(self, rejection: Rejection) -> None:
-        self._check_generation(rejection.generation)
+        self._check(rejection)
 
     @workflow.signal(name=names.APPROVE_ADVICE)
     def approve_advice_signal(self, approval: Approval) -> None:
@@ -137,13 +140,20 @@ class JobRecoveryWorkflow:
             refused_answers=self.s.refused_answers,
         )
 
-    def _check_generation(self, generation: int) -> None:
-        refusal = answer_refusal(self.s, generation, answered=self._answer is not None)
+    def _refusal(self, answer: Approval | Rejection) -> str | None:
+        return misaddressed(self.s, answer) or answer_refusal(
+            self.s, answer.generation, answered=self._answer is not None
+        )
+
+    def _check(self, answer: Approval | Rejection) -> None:
+        """An update's validator: a refused answer fails the update (the caller sees why) and leaves no history."""
+        refusal = self._refusal(answer)
         if refusal is not None:
+            workflow.logger.warning(f"refused {type(answer).__name__.lower()} by {answer.operator!r}: {refusal}")
             raise ValueError(refusal)
 
     def _answer_by_signal(self, answer: Approval | Rejection) -> None:
-        refusal = answer_refusal(self.s, answer.generation, answered=self._answer is not None)
+        refusal = self._refusal(answer)
         if refusal is None:
             self._answer = answer
             return
@@ -216,8 +226,8 @@ class JobRecoveryWorkflow:
             workflow.set_current_details(effect.text)
         elif isinstance(effect, Warn):
             workflow.logger.warning(effect.text)
-        elif isinstance(effect, Decide):
-            return effect  # decide now: handed straight back as the next input
+        elif isinstance(effect, Decide):  # decide now: handed straight back as the next input
+            return replace(effect, unpatched=frozenset(p for p in DECISION_PATCHES if not workflow.patched(p)))
         return None
 
     async def _perform(self, effect: Effect) -> Input | None:

@@ -34,6 +34,15 @@ def workflow_id(cluster: str, job_id: int) -> str:
     return f"lazarus-{cluster}-{job_id}"
 
 
+def job_of_workflow_id(wid: str) -> tuple[str, int] | None:
+    """The cluster and job a job workflow id names (``lazarus-<cluster>-<job id>``); None for anything else."""
+    prefix, _, rest = wid.partition("-")
+    cluster, _, job = rest.rpartition("-")
+    if prefix != "lazarus" or not cluster or not job.isascii() or not job.isdigit():
+        return None
+    return cluster, int(job)
+
+
 def ledger_id(cluster: str) -> str:
     """The node ledger's id: one per cluster."""
     return f"lazarus-{cluster}-ledger"

@@ -295,12 +295,18 @@ class Approval(_Model):
     generation: int = Field(ge=1, description="the advice generation being approved")
     operator: str = Field(min_length=1)
     comment: str | None = None
+    job_id: int | None = Field(
+        None, description="the job the operator means (the CLI sets it); another job's workflow refuses the answer"
+    )
+    cluster: str | None = Field(None, description="the cluster of that job (the CLI sets it)")
 
 
 class Rejection(_Model):
     generation: int = Field(ge=1)
     operator: str = Field(min_length=1)
     comment: str | None = None
+    job_id: int | None = Field(None, description="the job the operator means (the CLI sets it)")
+    cluster: str | None = Field(None, description="the cluster of that job (the CLI sets it)")
 
 
 class ModeChange(_Model):
