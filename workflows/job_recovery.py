@@ -192,9 +192,11 @@ class JobRecoveryWorkflow:
         self._watchdog.arm(deadline, summary)
         await workflow.wait_condition(lambda: bool(self._events) or self._watchdog.fired)
         if self._watchdog.fired and not self._events:
-            self._watchdog.take()
+            fired_for = self._watchdog.take()
             deadline, _ = watchdog_deadline(self.s)
-            if deadline is not None and deadline <= workflow.now():  # else progress moved it on: re-arm
+            # the timer was set for ``fired_for``: a deadline no later than that has passed; a later one means
+            # progress moved it on (re-arm). Never workflow.now() here: see workflows/watchdog.py.
+            if deadline is not None and fired_for is not None and deadline <= fired_for:
                 await self._feed(WatchdogFired())
             return
         while self._events:
