@@ -10,7 +10,8 @@ encoder already escapes such characters.
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 _KEPT = frozenset("\n\t")
 
@@ -32,9 +33,9 @@ class TerminalSafe:
         self._stream.write(terminal_safe(text))
         return len(text)
 
-    def writelines(self, lines) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
