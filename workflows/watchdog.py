@@ -22,7 +22,8 @@ from temporalio import workflow
 class Watchdog:
     def __init__(self) -> None:
         self._timer: asyncio.Future[None] | None = None
-        self._deadline: datetime | None = None
+        self._deadline: datetime | None = None  # when the running timer fires
+        self._armed_for: datetime | None = None  # the deadline it was set for (earlier when that had passed)
 
     @property
     def fired(self) -> bool:
@@ -34,14 +35,14 @@ class Watchdog:
             if deadline is not None and self._deadline is not None and self._deadline <= deadline:
                 return  # fires first; the deadline is re-checked then
             self._timer.cancel()
-        self._timer, self._deadline = None, None
+        self._timer, self._deadline, self._armed_for = None, None, None
         if deadline is None:
             return
         delay = max(deadline - workflow.now(), timedelta(seconds=1))
         self._timer = asyncio.ensure_future(workflow.sleep(delay, summary=summary))
-        self._deadline = deadline
+        self._deadline, self._armed_for = workflow.now() + delay, deadline
 
     def take(self) -> datetime | None:
         """Forget a timer that fired (the caller handles it); returns the deadline it was set for."""
-        fired_for, self._timer, self._deadline = self._deadline, None, None
+        fired_for, self._timer, self._deadline, self._armed_for = self._armed_for, None, None, None
         return fired_for
