@@ -2,7 +2,8 @@
 
 Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
-- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH);
+- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), and the
+  read of the cluster-wide mode that precedes every unapproved action;
 - ``telemetry``: the discovery/telemetry loop and its activity;
 - ``all``: everything in one process (the embedded dev stack).
 
@@ -29,6 +30,7 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.ledger import LedgerActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
 from lazarus.config import Settings, load_settings
@@ -41,7 +43,8 @@ from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
-ACTIVITY_CLASSES = (SlurmActivities, TelemetryActivities)  # every activity a worker registers comes from these
+# every activity a worker registers comes from these
+ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities)
 
 RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -108,7 +111,7 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
         "scheduler": lambda: Worker(
             client,
             task_queue=queues.scheduler,
-            activities=SlurmActivities(slurm).all(),
+            activities=[*SlurmActivities(slurm).all(), *LedgerActivities(client).all()],
             max_concurrent_activities=16,
             **common,
         ),

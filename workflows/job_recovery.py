@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         TERMINAL_STATES,
         AdviceStatus,
         Approval,
+        AttemptEnded,
         AttemptStarted,
         DecisionReply,
         JobEvent,
@@ -43,10 +44,12 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import attributes, calls
     from workflows.answers import misaddressed
+    from workflows.calls import FRESH_STATE_PATCH
     from workflows.effects import (
         Answered,
         AnswerRefused,
         AwaitAnswer,
+        CheckMode,
         CheckProgress,
         Decide,
         DecisionExpired,
@@ -74,6 +77,7 @@ class JobRecoveryWorkflow:
         self._events: list[JobEvent] = []
         self._answer: Approval | Rejection | None = None
         self._watchdog = Watchdog()
+        self._mode_changes = 0  # operators' mode changes so far (a wait that ignores act mode ends on a new one)
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -117,6 +121,7 @@ class JobRecoveryWorkflow:
 
     @workflow.signal(name=names.SET_MODE)
     def set_mode(self, change: ModeChange) -> None:
+        self._mode_changes += 1
         for effect in self._apply(change):  # search attributes only: nothing to wait for
             self._perform_now(effect)
 
@@ -237,6 +242,8 @@ class JobRecoveryWorkflow:
             return await self._await_answer(effect)
         if isinstance(effect, CheckProgress):
             return await calls.check_progress(effect)
+        if isinstance(effect, CheckMode):
+            return await calls.cluster_mode(effect)
         if isinstance(effect, Isolate):
             return await calls.isolate(effect)
         if isinstance(effect, Requeue):
@@ -246,18 +253,27 @@ class JobRecoveryWorkflow:
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _await_answer(self, effect: AwaitAnswer) -> Input:
-        """Monitor mode: wait for an operator; the decision watchdog fails open."""
+        """Monitor mode: wait for an operator; the decision watchdog fails open. The answer comes with what
+        telemetry reported meanwhile (not yet applied), so acting on it is checked against the job's present."""
         self._answer = None
+        changes = self._mode_changes
+
+        def switched_to_act() -> bool:
+            return self.mode == Mode.ACT and (effect.wake_on_act or self._mode_changes > changes)
+
         try:
             await workflow.wait_condition(
-                lambda: self._answer is not None or self.mode == Mode.ACT or self._superseded(effect.attempt),
+                lambda: self._answer is not None or switched_to_act() or self._superseded(effect.attempt),
                 timeout=effect.timeout,
                 timeout_summary=f"decision watchdog (advice {effect.generation})",
             )
         except TimeoutError:
             return DecisionExpired()
         answer, self._answer = self._answer, None
-        return Answered(answer)
+        news = tuple(e for e in self._events if isinstance(e, (AttemptStarted, AttemptEnded)))
+        if news and not workflow.patched(FRESH_STATE_PATCH):
+            news = ()  # a workflow that waited under older code acts as that code did
+        return Answered(answer, news)
 
     def _superseded(self, attempt: int) -> bool:
         return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)

@@ -80,9 +80,18 @@ SLURM_RESTART = workflow.ActivityConfig(
     retry_policy=WRITE_RETRY,
 )
 
+# The cluster-wide mode (kill switch) read right before acting: quick, or unknown. Bounded from scheduling, so
+# a scheduler worker that is down makes the mode unknown (then the advice waits for a person) within 30 s.
+LEDGER_READ = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=10),
+    schedule_to_close_timeout=timedelta(seconds=30),
+    retry_policy=_retry(timedelta(seconds=2), 2),
+)
+
 PRESETS = {
     "TELEMETRY_READ": TELEMETRY_READ,
     "SLURM_READ": SLURM_READ,
     "SLURM_WRITE": SLURM_WRITE,
     "SLURM_RESTART": SLURM_RESTART,
+    "LEDGER_READ": LEDGER_READ,
 }

@@ -43,11 +43,15 @@ def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:
 
     The silence is counted from the last sign of life telemetry reported (a step or a checkpoint start),
     or from the attempt's start before any. While Lazarus is blind to the attempt (an open blind spell), the
-    watchdog only checks again now and then (:mod:`workflows.blindness`).
+    watchdog only checks again now and then (:mod:`workflows.blindness`). Never counted from before the
+    attempt's last resume: a suspended attempt (``scontrol suspend``) has no hang watchdog, and a resumed one
+    gets a fresh budget.
     """
-    if attempt.started_at is None or attempt.ended_at is not None:
+    if attempt.started_at is None or attempt.ended_at is not None or attempt.suspended_at is not None:
         return None
     since = attempt.last_progress_at or attempt.started_at
+    if attempt.resumed_at is not None:
+        since = max(since, attempt.resumed_at)
     budget = hang_budget(policy, attempt)
     deadline = since + budget
     recheck = recheck_deadline(attempt, budget)

@@ -33,6 +33,7 @@ from lazarus.models.recovery import (
     Attempt,
     AttemptEnded,
     AttemptStarted,
+    AttemptSuspension,
     HangBudgetInForce,
     JobRecoveryInput,
     ModeChange,
@@ -57,6 +58,7 @@ from workflows.effects import (
     Effect,
     HoldReleased,
     Input,
+    ModeChecked,
     ProgressChecked,
     Requeued,
     RequeueFailed,
@@ -145,10 +147,10 @@ def _mode_change(c: Change, change: ModeChange) -> None:
     if change.scope == "cluster":
         c.s.cluster_mode = change.mode or Mode.MONITOR
         if c.s.cluster_mode == Mode.MONITOR:
-            c.s.job_mode = None  # the kill switch wins over every per-job choice
+            c.s.job_mode, c.s.job_mode_by_operator = None, False  # the kill switch wins over every per-job choice
         # lifting it (act) keeps a job's own request for monitor mode
     else:
-        c.s.job_mode = change.mode
+        c.s.job_mode, c.s.job_mode_by_operator = change.mode, change.mode is not None
     c.emit(SearchAttributes(mode=c.mode))
 
 
@@ -190,6 +192,17 @@ def _blind(c: Change, attempt: Attempt, since: datetime, reason: str) -> None:
             )
         )
     c.emit(Details(f"blind to attempt {attempt.index} for {spell.seconds:.0f} s: {reason}"))
+
+
+def _suspension(c: Change, event: AttemptSuspension) -> None:
+    """A suspended attempt cannot progress: the hang watchdog stops, and on resume its budget starts afresh."""
+    attempt = c.attempt(event.attempt)
+    if event.suspended:
+        attempt.suspended_at = attempt.suspended_at or event.at
+        c.emit(Details(f"attempt {attempt.index} suspended by Slurm since {event.at:%H:%M:%S}: hang watchdog paused"))
+    elif attempt.suspended_at is not None:
+        attempt.suspended_at, attempt.resumed_at = None, event.at
+        c.emit(Details(f"attempt {attempt.index} resumed at {event.at:%H:%M:%S}: hang watchdog armed afresh"))
 
 
 def _attempt_ended(c: Change, event: AttemptEnded) -> None:
@@ -276,6 +289,9 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
     the watchdog waits; telemetry that has not read the attempt yet gets one more budget; otherwise the
     attempt is hung."""
     attempt, view = c.attempt(checked.attempt), checked.view
+    if view.suspended:  # suspended before its suspension event arrived: no hang while Slurm holds it still
+        _suspension(c, AttemptSuspension(attempt=attempt.index, suspended=True, at=c.now))
+        return
     blind = _blindness(checked)
     since = blindness.last_seen(attempt, view.observed_at, c.now)  # before new progress moves it
     if (
@@ -298,7 +314,8 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
     if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
         attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
         return
-    silent = (c.now - (attempt.last_progress_at or attempt.started_at or c.now)).total_seconds()
+    marks = [t for t in (attempt.last_progress_at or attempt.started_at, attempt.resumed_at) if t is not None]
+    silent = (c.now - max(marks, default=c.now)).total_seconds()
     attempt.anomaly = Anomaly(
         attempt=attempt.index,
         kind=FailureKind.HANG,
@@ -348,10 +365,12 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     AttemptEnded: _attempt_ended,
     AnomalyDetected: _anomaly,
     TelemetryNote: _telemetry_note,
+    AttemptSuspension: _suspension,
     WatchdogFired: _watchdog_fired,
     ProgressChecked: _progress_checked,
     Decide: acting.decide,
     Answered: acting.answered,
+    ModeChecked: acting.mode_checked,
     AnswerRefused: _answer_refused,
     DecisionExpired: acting.expired,
     DrainFailed: acting.drain_failed,

@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lazarus.models.policy import Mode
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -113,3 +115,10 @@ class LedgerView(_Model):
     nodes: list[NodeRecord]
     mode_override: str | None = None
     mode_set_by: str | None = None
+
+
+class ClusterMode(_Model):
+    """The cluster-wide mode an operator set in the ledger (the kill switch), read right before acting."""
+
+    mode: Mode | None = Field(None, description="None: no operator override (the job's own mode stands)")
+    set_by: str | None = None

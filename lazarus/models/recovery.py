@@ -56,6 +56,7 @@ class AdviceStatus(StrEnum):
     EXECUTED = "executed"
     SUPERSEDED = "superseded"  # the job moved on (new attempt, completed) before the advice was acted on
     FAILED = "failed"  # acting on it failed
+    NOT_EXECUTED = "not-executed"  # decided or approved, but the fresh state at the moment of acting said no
 
 
 class Anomaly(_Model):
@@ -88,6 +89,22 @@ class Advice(_Model):
     decided_by: str | None = Field(None, description="operator who approved/rejected, or 'lazarus' in act mode")
     decided_at: datetime | None = None
     comment: str | None = None
+    not_executed_reason: str | None = Field(
+        None,
+        description="why the advice was not carried out (status not-executed), e.g. the job completed "
+        "before the approved action",
+    )
+    exclusions_applied: bool | None = Field(
+        None,
+        description="after the restart: whether the new attempt carries the advised exclusions (None: "
+        "no exclusions advised, or not acted on)",
+    )
+    not_applied_reason: str | None = Field(None, description="why the advised exclusions were not applied")
+    monitor_reason: str | None = Field(
+        None,
+        description="why advice decided in act mode waited for a person: the kill switch was thrown, or "
+        "the cluster-wide mode could not be read at the moment of acting",
+    )
 
 
 class BlindSpell(_Model):
@@ -139,6 +156,12 @@ class Attempt(_Model):
         f"decide because Lazarus could not see the attempt (the first "
         f"{MAX_BLIND_SPELLS})",
     )
+    suspended_at: datetime | None = Field(
+        None, description="while Slurm shows the attempt SUSPENDED: since when (the hang watchdog does not run)"
+    )
+    resumed_at: datetime | None = Field(
+        None, description="when the attempt last resumed from a suspension: its hang budget runs afresh from here"
+    )
 
     def bound_to_allocation(self, nodes: list[str]) -> list[str]:
         """The ``nodes`` of this attempt's allocation, in order: the only nodes a decision about this
@@ -184,6 +207,11 @@ class JobRecoveryInput(_Model):
     policy: Policy = Policy()
     cluster_mode: Mode = Mode.MONITOR
     job_mode: Mode | None = Field(None, description="per-job override (`lazarus mode act --job N`)")
+    job_mode_by_operator: bool = Field(
+        False,
+        description="job_mode was set by an operator's signal since the last "
+        "kill switch reached the job: it stands without reading the ledger",
+    )
     opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
     opt_in_notes: list[str] = Field(
         default_factory=list,
@@ -267,6 +295,16 @@ class AttemptEnded(_JobEvent):
     failed_nodes: list[str] = Field(default_factory=list, description="job nodes Slurm shows DOWN/failed")
 
 
+class AttemptSuspension(_JobEvent):
+    """Slurm shows the attempt SUSPENDED (``scontrol suspend``), or running again after it: a suspended job
+    makes no progress by design, so the hang watchdog pauses."""
+
+    type: Literal["suspension"] = "suspension"
+    attempt: int = Field(ge=0)
+    suspended: bool = Field(description="True: suspended now; False: resumed")
+    at: datetime
+
+
 class AnomalyDetected(_JobEvent):
     type: Literal["anomaly"] = "anomaly"
     anomaly: Anomaly
@@ -280,7 +318,8 @@ class TelemetryNote(_JobEvent):
 
 
 JobEvent = Annotated[
-    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote, Field(discriminator="type")
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension,
+    Field(discriminator="type"),
 ]
 
 
@@ -390,3 +429,4 @@ class ProgressView(_Model):
         description="why telemetry cannot see the attempt now (None: its view is "
         "fresh): the hang watchdog must not decide on it",
     )
+    suspended: bool = Field(False, description="Slurm showed the attempt SUSPENDED in the loop's last cycle")

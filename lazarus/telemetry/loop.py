@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from loguru import logger
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -56,6 +56,9 @@ from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
 from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
+
+# How long discovery waits for the ledger's answer about the cluster-wide mode before acting as monitor.
+LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)
 
 
 def utcnow() -> datetime:
@@ -117,13 +120,22 @@ class TelemetryLoop:
         return wid
 
     async def _cluster_mode(self, ledger: str) -> Mode | None:
-        """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
+        """The operator's cluster-wide mode from the ledger (kill switch), if one is set.
+
+        Fails closed: when the ledger cannot be read, nobody can say the kill switch is off, so the job
+        starts in monitor mode (its advice waits for a person).
+        """
         try:
-            view = await self.client.get_workflow_handle(ledger).query(names.LEDGER_VIEW, result_type=LedgerView)
-        except RPCError as exc:
-            logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
+            view = await self.client.get_workflow_handle(ledger).query(
+                names.LEDGER_VIEW, result_type=LedgerView, rpc_timeout=LEDGER_QUERY_TIMEOUT
+            )
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as exc:
+            logger.warning(
+                f"cannot read the cluster mode from {ledger} ({exc}); the kill switch may be thrown, "
+                "so the job starts in monitor mode"
+            )
             self._ledger_started = False  # start it again next cycle if it is gone
-            return None
+            return Mode.MONITOR
         return Mode(view.mode_override) if view.mode_override else None
 
     async def cycle(self) -> None:

@@ -23,9 +23,16 @@ from dataclasses import dataclass, field
 
 from loguru import logger
 
-from lazarus.models.recovery import AnomalyDetected, AttemptEnded, AttemptStarted, ProgressDigest, TelemetryNote
+from lazarus.models.recovery import (
+    AnomalyDetected,
+    AttemptEnded,
+    AttemptStarted,
+    AttemptSuspension,
+    ProgressDigest,
+    TelemetryNote,
+)
 
-JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote
+JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension
 
 MAX_PENDING = 64
 _ONCE_PER_ATTEMPT = (AttemptStarted, AttemptEnded)

@@ -30,6 +30,7 @@ from lazarus.models.recovery import (
     AnomalyDetected,
     AttemptEnded,
     AttemptStarted,
+    AttemptSuspension,
     JobEvent,
     ProgressDigest,
     ProgressView,
@@ -78,6 +79,7 @@ class AttemptTelemetry:
     stragglers_reported: set[str] = field(default_factory=set)
     digest_checkpointing: bool = False
     digest_budget: timedelta | None = None
+    suspended: bool = False  # Slurm showed the attempt SUSPENDED in the last cycle (reported to the workflow)
 
     # progress timing lives in the hang learner; these read it rather than keep copies
     @property
@@ -159,6 +161,10 @@ class JobTracker:
                         attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes, at=job.start_time or now
                     )
                 )
+        suspended = job.state == JobState.SUSPENDED
+        if cur.started_reported and suspended != cur.suspended:  # the hang watchdog pauses while suspended
+            cur.suspended = suspended
+            events.append(AttemptSuspension(attempt=cur.index, suspended=suspended, at=now))
         return events
 
     def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list[JobEvent]:
@@ -282,4 +288,5 @@ class JobTracker:
             hang_budget=cur.hang.budget(),
             observed_at=observed_at,
             blind=blind,
+            suspended=cur.suspended,
         )

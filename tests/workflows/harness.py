@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
+from lazarus.models.ledger import ClusterMode
 from lazarus.models.policy import Mode, Policy
 from lazarus.models.recovery import (
     Anomaly,
@@ -29,7 +30,15 @@ from lazarus.models.recovery import (
     ProgressQuery,
     ProgressView,
 )
-from lazarus.models.slurm import JobActionResult, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
+from lazarus.models.slurm import (
+    JobActionResult,
+    JobState,
+    NodeAction,
+    NodeActionResult,
+    ReleaseRequest,
+    RestartRequest,
+    RestartResult,
+)
 from workflows.job_recovery import JobRecoveryWorkflow
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -40,10 +49,15 @@ class FakeScheduler:
     restarts: list[RestartRequest] = field(default_factory=list)
     drains: list[NodeAction] = field(default_factory=list)
     releases: list[int] = field(default_factory=list)
+    guarded_releases: list[ReleaseRequest] = field(default_factory=list)
     progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
     refuse_restart: bool = False
     refuse_drain: bool = False
     telemetry_failures: int = 0  # the next calls of the progress activity that fail (no telemetry to ask)
+    restart_result: RestartResult | None = None  # what the restart reports, when not the usual verified requeue
+    cluster_mode: Mode | None = None  # the ledger's cluster-wide mode, read before acting
+    mode_unreadable: bool = False
+    mode_reads: int = 0
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -53,11 +67,14 @@ class FakeScheduler:
                 raise ApplicationError(
                     "Requested operation is presently disabled", type="OperationRefused", non_retryable=True
                 )
+            if self.restart_result is not None:
+                return self.restart_result
             return RestartResult(
                 job_id=req.job_id,
                 new_attempt=req.expected_attempt + 1,
                 excluded_nodes=req.exclude_nodes,
                 state=JobState.PENDING,
+                exclusions_applied=True,
             )
 
         @activity.defn(name="slurm_drain_nodes")
@@ -72,6 +89,23 @@ class FakeScheduler:
             self.releases.append(job_id)
             return JobActionResult(job_id=job_id, changed=False, state=JobState.PENDING)
 
+        @activity.defn(name="slurm_release_lazarus_hold")
+        async def release_guarded(req: ReleaseRequest) -> JobActionResult:
+            self.releases.append(req.job_id)
+            self.guarded_releases.append(req)
+            return JobActionResult(job_id=req.job_id, changed=False, state=JobState.PENDING)
+
+        @activity.defn(name="ledger_cluster_mode")
+        async def mode(ledger_workflow_id: str) -> ClusterMode:
+            self.mode_reads += 1
+            if self.mode_unreadable:
+                raise ApplicationError(
+                    f"cannot read the cluster-wide mode from {ledger_workflow_id}",
+                    type="ClusterModeUnreadable",
+                    non_retryable=True,
+                )
+            return ClusterMode(mode=self.cluster_mode)
+
         @activity.defn(name="telemetry_job_progress")
         async def progress(q: ProgressQuery) -> ProgressView:
             if self.telemetry_failures > 0:
@@ -79,7 +113,7 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        return [restart, drain, release, progress]
+        return [restart, drain, release, release_guarded, mode, progress]  # the scheduler's, then telemetry's
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
@@ -154,8 +188,8 @@ class Running:
         acts = self.fake.activities()
         self._workers = [
             Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
-            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:3]),
-            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[3:]),
+            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:-1]),
+            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[-1:]),
         ]
         for w in self._workers:
             await w.__aenter__()

@@ -27,7 +27,7 @@ from temporalio.worker import Worker
 
 from lazarus.models.ledger import Implication, LedgerInput, LedgerPolicy, ResumeRequest
 from lazarus.models.policy import Mode
-from lazarus.models.recovery import Approval, ModeChange, RecoveryState, Rejection
+from lazarus.models.recovery import Approval, JobRecoveryInput, ModeChange, RecoveryState, Rejection
 from lazarus.models.slurm import JobState, NodeAction, NodeActionResult, NodeState
 from tests.workflows.harness import (
     T0,
@@ -412,6 +412,39 @@ async def blind_spell_then_hang(env: WorkflowEnvironment) -> list[WorkflowHandle
         await wait_state(env, run.handle, RecoveryState.VERIFYING)
         await send(run.handle, started(1), ended(1, JobState.COMPLETED, 0))
         await result
+    return [run.handle]
+
+
+def _with_ledger(mode: Mode) -> JobRecoveryInput:
+    return job_input(mode).model_copy(update={"ledger_workflow_id": "lazarus-ledger-test"})
+
+
+@scenario("time-skipping", "act mode reads the kill switch before acting: thrown, the advice waits; an approval acts")
+async def act_mode_kill_switch(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, _with_ledger(Mode.ACT), FakeScheduler(cluster_mode=Mode.MONITOR)) as run:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await wait_state(env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        await run.handle.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice"))
+        await next_attempt_completes(run)
+    return [run.handle]
+
+
+@scenario("time-skipping", "an approval that arrives after the job completed is not executed")
+async def approved_after_completion(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.MONITOR)) as run:
+        await send(run.handle, started(0), xid79_on("node2"))
+        await wait_state(env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        await send(run.handle, ended(0, JobState.COMPLETED, 0))
+        await run.handle.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice"))
+        await run.handle.result()
+    return [run.handle]
+
+
+@scenario("time-skipping", "a refused restart releases only the hold Lazarus placed on the attempt it replaced")
+async def restart_refused_fail_open(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, _with_ledger(Mode.ACT), FakeScheduler(refuse_restart=True)) as run:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await run.handle.result()
     return [run.handle]
 
 
