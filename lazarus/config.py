@@ -117,16 +117,45 @@ class SchedulerSettings(_Strict):
         return self
 
 
+class TelemetryLeaseSettings(_Strict):
+    """The lease that lets exactly one of several telemetry replicas run the loop (failover in ttl + renew_interval)."""
+
+    ttl: timedelta = Field(
+        timedelta(seconds=15),
+        ge=timedelta(seconds=2),
+        le=timedelta(minutes=10),
+        description="a term lasts this long after its last renewal; a standby takes over once it has expired",
+    )
+    renew_interval: timedelta = Field(
+        timedelta(seconds=5),
+        gt=timedelta(0),
+        description="the holder renews (and saves its log offsets) this often; a standby asks this often",
+    )
+    safety_margin: timedelta = Field(
+        timedelta(seconds=3),
+        gt=timedelta(0),
+        description="the holder stops this long before its term would expire by its own clock, when it could "
+        "not renew (covers a signal in flight and clock rate differences)",
+    )
+
+    @model_validator(mode="after")
+    def _renews_in_time(self) -> TelemetryLeaseSettings:
+        if self.renew_interval + self.safety_margin >= self.ttl:
+            raise ValueError(
+                "renew_interval + safety_margin must be shorter than ttl, or the holder loses its "
+                "term between two renewals"
+            )
+        return self
+
+
 class DiscoverySettings(_Strict):
     """The cluster-level discovery and telemetry loop."""
 
     interval: timedelta = Field(timedelta(seconds=1), gt=timedelta(0), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
-    offsets_file: Path | None = Field(
-        None,
-        description="where the telemetry worker keeps its log offsets across restarts (default: "
-        "telemetry-offsets.json in dev.state_dir when that exists; without one, a restarted worker reads "
-        "requeued jobs' logs from their end)",
+    lease: TelemetryLeaseSettings = Field(
+        default_factory=TelemetryLeaseSettings,
+        description="several telemetry replicas may run: only the holder of the cluster's lease runs the loop",
     )
     job_name_prefix: str | None = Field(
         None,

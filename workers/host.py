@@ -4,7 +4,8 @@ Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
 - ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), and the
   read of the cluster-wide mode that precedes every unapproved action;
-- ``telemetry``: the discovery/telemetry loop and its activity;
+- ``telemetry``: the discovery/telemetry loop and its activity, run by the one replica holding the
+  cluster's telemetry lease (every replica serves the lease workflow; see workers/telemetry.py);
 - ``all``: everything in one process (the embedded dev stack).
 
 The roles start one after the other on one :class:`contextlib.AsyncExitStack`.
@@ -21,8 +22,8 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any
 
@@ -37,8 +38,8 @@ from lazarus.config import Settings, load_settings
 from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
-from lazarus.telemetry.loop import TelemetryLoop
 from lazarus.temporal_client import connect
+from workers.telemetry import telemetry_role
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -115,29 +116,8 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
             max_concurrent_activities=16,
             **common,
         ),
-        "telemetry": lambda: _telemetry(settings, client, slurm, stop, common),
+        "telemetry": lambda: telemetry_role(settings, client, slurm, stop, common),
     }
-
-
-@asynccontextmanager
-async def _telemetry(
-    settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event, common: dict[str, Any]
-) -> AsyncIterator[None]:
-    """The telemetry worker and the loop it serves; the loop stops before the worker does."""
-    state_file = settings.discovery.offsets_file or (
-        settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None
-    )
-    loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
-    async with Worker(
-        client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(), **common
-    ):
-        task = asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")
-        try:
-            yield
-        finally:
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
 
 
 def main(argv: list[str] | None = None) -> int:

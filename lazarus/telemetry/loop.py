@@ -7,9 +7,11 @@ the workflow only when something changed (attempt started/ended, anomaly,
 checkpoint, coarse progress). Never one signal per training step.
 
 The loop keeps no state that matters for correctness: workflows deduplicate
-events, and log offsets are kept by :mod:`lazarus.telemetry.offsets` so that a
-restarted loop does not charge an earlier attempt's failure lines to the
-current one.
+events, and the log offsets it has delivered are saved in the cluster's
+telemetry lease (``term``, see :mod:`lazarus.telemetry.leader`) so that the
+replica that takes over reads on from there: it neither loses an event nor
+charges an earlier attempt's failure lines to the current one. Only the lease
+holder runs the loop; it signals no workflow once its term is over.
 
 Events are delivered at least once (:mod:`lazarus.telemetry.outbox`): each
 waits in its job's outbox until its signal succeeded. Telemetry knows when it
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loguru import logger
 from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError
@@ -60,16 +62,20 @@ from lazarus.telemetry.tracker import JobTracker
 # How long discovery waits for the ledger's answer about the cluster-wide mode before acting as monitor.
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)
 
+if TYPE_CHECKING:
+    from lazarus.telemetry.leader import LeaderTerm
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
 class TelemetryLoop:
-    def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, state_file: Path | None = None) -> None:
+    def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, term: LeaderTerm | None = None) -> None:
         self.settings, self.slurm, self.client = settings, slurm, client
         self.trackers: dict[int, JobTracker] = {}
-        self.offsets = OffsetStore(state_file)
+        self.term = term  # this replica's term of the telemetry lease (None: no lease, e.g. in tests)
+        self.offsets = OffsetStore(term.granted if term else None)
         self.reads = BoundedReads(settings.discovery.log_read_timeout_s)
         self._ledger_started = False
         self._prefix = settings.discovery.job_name_prefix or ""
@@ -151,7 +157,8 @@ class TelemetryLoop:
             await self._deliver_waiting()
             await self._check_stragglers(now, {j.job_id: j for j in jobs})
         finally:
-            self.offsets.save()
+            if self.term:
+                self.term.cycle_ended(self.trackers, self.offsets)
 
     async def _one_job(self, job: JobSnapshot, ledger: str, now: datetime) -> None:
         """One job's share of the cycle; its trouble never holds up the other jobs."""
@@ -372,6 +379,8 @@ class TelemetryLoop:
     async def _signal(self, job_id: int, events: list[JobEvent]) -> None:
         handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
+            if self.term:
+                self.term.check()  # only while our term of the lease lasts
             await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))
 
     # ---- delivery and sight: at-least-once events, blind spells --------------------------------

@@ -13,6 +13,7 @@ class's own handler (so the name is the code's), and a handler an older revision
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,11 +21,13 @@ from datetime import timedelta
 from typing import Literal
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from lazarus.models import names
+from lazarus.models.lease import LeaseGrant, LeaseRequest, LeaseState, LogOffset
 from lazarus.models.ledger import Implication, LedgerInput, LedgerPolicy, ResumeRequest
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, JobRecoveryInput, ModeChange, RecoveryState, Rejection
@@ -43,6 +46,7 @@ from tests.workflows.harness import (
 )
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
+from workflows.telemetry_lease import TelemetryLeaseWorkflow
 
 Server = Literal["time-skipping", "dev"]
 
@@ -556,3 +560,41 @@ async def node_ledger_continue_as_new(env: WorkflowEnvironment) -> list[Workflow
         first, second, *_ = await runs_of(env.client, ledger.handle)
         await second.query(NodeLedgerWorkflow.view)
     return [first, second]
+
+
+# ---- telemetry lease --------------------------------------------------------------------------------
+
+
+@scenario(
+    "time-skipping",
+    "the telemetry lease: a holds it and saves offsets; b is refused, then takes over when a's term expires "
+    "and releases it; a takes it again and renews until the workflow continues as new",
+)
+async def telemetry_lease(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    ttl = timedelta(seconds=15)
+    async with Worker(env.client, task_queue="lease", workflows=[TelemetryLeaseWorkflow]):
+        handle = await env.client.start_workflow(
+            TelemetryLeaseWorkflow.run,
+            LeaseState(cluster="t", history_limit=80),
+            id=names.telemetry_lease_id("t"),
+            task_queue="lease",
+        )
+        a = await handle.execute_update(names.ACQUIRE_LEASE, LeaseRequest(holder="a", ttl=ttl), result_type=LeaseGrant)
+        for step in range(8):
+            await env.sleep(5)
+            offsets = {"/logs/1.out": LogOffset(inode=1, offset=100 * step)}
+            await handle.execute_update(
+                names.RENEW_LEASE, LeaseRequest(holder="a", ttl=ttl, epoch=a.epoch, offsets=offsets)
+            )
+            with contextlib.suppress(WorkflowUpdateFailedError):
+                await handle.execute_update(names.ACQUIRE_LEASE, LeaseRequest(holder="b", ttl=ttl))
+        await env.sleep(16)
+        b = await handle.execute_update(names.ACQUIRE_LEASE, LeaseRequest(holder="b", ttl=ttl), result_type=LeaseGrant)
+        await handle.execute_update(names.RELEASE_LEASE, LeaseRequest(holder="b", ttl=ttl, epoch=b.epoch))
+        a = await handle.execute_update(names.ACQUIRE_LEASE, LeaseRequest(holder="a", ttl=ttl), result_type=LeaseGrant)
+        first = handle.result_run_id
+        while (await handle.describe()).run_id == first:  # renew until it continues as new
+            await env.sleep(5)
+            await handle.execute_update(names.RENEW_LEASE, LeaseRequest(holder="a", ttl=ttl, epoch=a.epoch))
+        await handle.terminate(reason="recorded")
+    return [env.client.get_workflow_handle(handle.id, run_id=first)]

@@ -26,10 +26,11 @@ from tests.workflows.patch_ids import patch_ids_in
 from tests.workflows.scenarios import SCENARIOS
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
+from workflows.telemetry_lease import TelemetryLeaseWorkflow
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 CURRENT = [p for p in HISTORIES if "@" not in p.stem]
-WORKFLOWS = [JobRecoveryWorkflow, NodeLedgerWorkflow]
+WORKFLOWS = [JobRecoveryWorkflow, NodeLedgerWorkflow, TelemetryLeaseWorkflow]
 WORKFLOW_CODE = Path(__file__).parents[2] / "workflows"
 
 
@@ -72,7 +73,7 @@ def test_every_scenario_has_its_stored_history_and_nothing_else_is_current():
 
 
 def test_each_stored_history_is_of_a_workflow_the_replay_runs():
-    known = {names.JOB_WORKFLOW, names.LEDGER_WORKFLOW}
+    known = {names.JOB_WORKFLOW, names.LEDGER_WORKFLOW, names.TELEMETRY_LEASE_WORKFLOW}
     assert {p.name: workflow_type(p) for p in HISTORIES if workflow_type(p) not in known} == {}
 
 
