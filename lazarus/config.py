@@ -217,6 +217,14 @@ class DevSettings(_Strict):
     cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Slurm ClusterName")
     accounting: bool = Field(True, description="run slurmdbd + MariaDB so sacct works")
     workers: bool = Field(True, description="start the Lazarus workers with the stack")
+    node_agents: bool = Field(
+        True,
+        description="with the workers, run one node agent per fake node on a fake NVML (built with gcc), so "
+        "the node ledger can corroborate a drain with the node's own verdict",
+    )
+    node_agent_port0: int = Field(
+        19401, ge=1024, le=65535, description="node i's agent listens on node_agent_port0 + i - 1"
+    )
 
 
 class WorkerSettings(_Strict):
@@ -283,6 +291,40 @@ class PrometheusSettings(HttpClientSettings):
     )
 
 
+class NodeAgentSettings(_Strict):
+    """Where the node ledger reads a node agent's verdict straight from its metrics endpoint, when Prometheus
+    does not collect them (``prometheus.enabled`` wins). The verdict corroborates a drain: a job's own output
+    alone never drains a node for everyone."""
+
+    url_template: str | None = Field(
+        None,
+        pattern=r"^https?://.*\{node\}",
+        description="metrics URL of any node's agent, {node} standing for "
+        "the node name, e.g. http://{node}:9400/metrics; None: only the nodes listed in urls",
+    )
+    urls: dict[str, str] = Field(
+        default_factory=dict,
+        description="metrics URL of each listed node's agent, before url_template (the dev "
+        "stack lists one port per node on 127.0.0.1)",
+    )
+    timeout_s: float = Field(2.0, gt=0, le=30, description="wall-clock limit for reading one agent")
+    max_age: timedelta = Field(
+        timedelta(minutes=5), gt=timedelta(0), description="a verdict from an older NVML poll counts as none"
+    )
+
+    @field_validator("urls")
+    @classmethod
+    def _http_urls(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [node for node, url in v.items() if not url.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"node agent URLs must start with http:// or https://; see {', '.join(sorted(bad)[:3])}")
+        return v
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.url_template or self.urls)
+
+
 class AttributionSettings(HttpClientSettings):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
@@ -317,6 +359,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
+    node_agents: NodeAgentSettings = NodeAgentSettings()
 
     @field_validator("policies")
     @classmethod

@@ -75,6 +75,7 @@ FROM_SETTINGS: dict[str, str] = {
     "ledger.maxDrainFraction": "ledger.max_drain_fraction",
     "ledger.reconcileIntervalSeconds": "ledger.reconcile_interval",
     "ledger.maxImplications": "ledger.max_implications",
+    "ledger.corroboratingUsers": "ledger.corroborating_users",
     "policies": "policies",
     "logging": "logging",
     "worker.gracefulShutdownSeconds": "worker.graceful_shutdown",

@@ -4,7 +4,7 @@ Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
 - ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), and the
   read of the cluster-wide mode that precedes every unapproved action;
-- ``telemetry``: the discovery/telemetry loop and its activity, run by the one replica holding the
+- ``telemetry``: the discovery/telemetry loop and its activities (progress, node health), run by the one replica holding the
   cluster's telemetry lease (every replica serves the lease workflow; see workers/telemetry.py);
 - ``all``: everything in one process (the embedded dev stack).
 
@@ -31,6 +31,7 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.health import HealthActivities
 from activities.ledger import LedgerActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
@@ -45,7 +46,7 @@ from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
 # every activity a worker registers comes from these
-ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities)
+ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities, HealthActivities)
 
 RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
 

@@ -21,6 +21,7 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.health import HealthActivities
 from activities.telemetry import TelemetryActivities
 from lazarus.config import Settings
 from lazarus.slurm.client import SlurmClient
@@ -49,7 +50,10 @@ async def telemetry_role(
             await term.first_cycle.wait()
             logger.info(f"telemetry lease: term {term.epoch}: first cycle done; serving progress queries")
             async with Worker(
-                client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(), **common
+                client,
+                task_queue=settings.task_queues.telemetry,
+                activities=[*TelemetryActivities(loop).all(), *HealthActivities(settings).all()],
+                **common,
             ):
                 await cycles
         finally:

@@ -79,6 +79,7 @@ def decide(c: Change, incident: Decide) -> None:
         category=diag.category,
         signature=diag.signature,
         evidence=[f"{e.file}:{e.line_no}: {e.text}" for e in diag.evidence[:5]],
+        implicated_by=diag.implicated_by,
         created_at=c.now,
     )
     c.s.advice_history.append(advice)
@@ -192,7 +193,7 @@ def drain_failed(c: Change, outcome: DrainFailed) -> None:
             "restarting with the exclusion anyway"
         )
     )
-    advice.comment = f"drain failed: {outcome.cause}"
+    advice.comment = "; ".join(filter(None, [advice.comment, f"drain failed: {outcome.cause}"]))  # keep the approver's
 
 
 def requeued(c: Change, outcome: Requeued) -> None:
@@ -318,6 +319,8 @@ def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:
                 category=advice.category.value,
                 at=c.now,
                 drain_requested=node in advice.drain_nodes,
+                user=c.s.user,
+                source=advice.implicated_by,
             )
             for node in sorted(set(advice.exclude_nodes) - set(attempt.excluded_nodes))
         )

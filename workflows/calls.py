@@ -94,6 +94,10 @@ async def check_progress(effect: CheckProgress) -> Input:
     return ProgressChecked(attempt=effect.query.attempt, view=view)
 
 
+LEDGER_ONLY_DRAINS = "drains-only-through-the-node-ledger"
+"""Patch id: runs started before it drained a node directly when no ledger ran or it could not be reached."""
+
+
 async def cluster_mode(effect: CheckMode) -> Input:
     """The kill switch as the node ledger keeps it, read by the worker that would act; unreadable is an answer
     too (the advice then waits for a person)."""
@@ -115,8 +119,10 @@ async def cluster_mode(effect: CheckMode) -> Input:
 
 
 async def isolate(effect: Isolate) -> Input | None:
-    """Report the implicated nodes through the cluster's node ledger (one drain however many jobs blame a node, within the drain
-    budget), or directly when no ledger runs or it cannot be reached."""
+    """Report the implicated nodes to the cluster's node ledger, the only path to a drain (one drain however
+    many jobs blame a node, with corroboration from outside the job, within the drain budget). Without a
+    ledger nothing is drained: the exclusion keeps the job off the node, and the advice says why."""
+    missing = "no node ledger runs"
     if effect.ledger_workflow_id:
         ledger = workflow.get_external_workflow_handle(effect.ledger_workflow_id)
         try:
@@ -124,9 +130,15 @@ async def isolate(effect: Isolate) -> Input | None:
                 await ledger.signal(names.RECORD_IMPLICATION, implication)
             return None
         except ApplicationError as exc:
-            workflow.logger.warning(f"node ledger unreachable ({exc}); draining directly")
+            missing = f"node ledger unreachable ({exc})"
+            workflow.logger.warning(missing)
     if effect.drain is None:
         return None
+    if workflow.patched(LEDGER_ONLY_DRAINS):
+        return DrainFailed(
+            cause=f"{missing}; drains go only through the ledger, so "
+            f"{','.join(effect.drain.nodes)} is excluded from this job only"
+        )
     try:
         await run_activity(
             "slurm_drain_nodes",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, RetryAdvice
+from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, RetryAdvice
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import AdviceAction, Anomaly, Attempt, AttemptEnded
 from lazarus.models.slurm import JobState
@@ -131,6 +131,7 @@ def scheduler_diagnosis(ended: AttemptEnded) -> Diagnosis | None:
         signature=signature,
         retry_advice=advice,
         implicated_nodes=nodes,
+        implicated_by=EvidenceSource.SCHEDULER,
         confidence=0.6 if nodes else 0.4,
         explanation=f"Slurm shows the attempt {ended.state.value}{exit_text}; no recognised failure line in the logs",
     )

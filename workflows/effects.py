@@ -25,6 +25,7 @@ from lazarus.models.recovery import (
     AttemptEnded,
     AttemptStarted,
     AttemptSuspension,
+    LedgerNote,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
@@ -108,8 +109,9 @@ class CheckMode:
 
 @dataclass(frozen=True)
 class Isolate:
-    """Report the implicated nodes to the node ledger (one signal each), or drain directly when no ledger
-    runs or it cannot be reached → DrainFailed when the drain fails."""
+    """Report the implicated nodes to the node ledger (one signal each), the only path to a drain →
+    DrainFailed when a drain was asked for and no ledger took it (``drain``: what runs from before drained
+    directly)."""
 
     ledger_workflow_id: str | None
     implications: tuple[Implication, ...]
@@ -227,7 +229,9 @@ class HoldReleased:
     """The fail-open release succeeded: no hold of Lazarus's remains."""
 
 
-JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension
+JobEvent = (
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote
+)
 Input = (
     JobEvent
     | ModeChange

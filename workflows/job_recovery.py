@@ -142,6 +142,7 @@ class JobRecoveryWorkflow:
             hang_budget=budget,
             opt_in_notes=self.s.opt_in_notes,
             telemetry_notes=self.s.telemetry_notes,
+            ledger_notes=self.s.ledger_notes,
             refused_answers=self.s.refused_answers,
         )
 

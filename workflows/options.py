@@ -65,6 +65,14 @@ TELEMETRY_READ = workflow.ActivityConfig(
     retry_policy=READ_RETRY,
 )
 
+# The node agents' verdict, read by the telemetry worker before a drain. Bounded from scheduling on: with no
+# telemetry worker polling, the ledger decides without it (the drain waits) instead of waiting for one.
+NODE_HEALTH_READ = workflow.ActivityConfig(
+    schedule_to_close_timeout=timedelta(seconds=60),
+    start_to_close_timeout=timedelta(seconds=20),
+    retry_policy=READ_RETRY,
+)
+
 # One Slurm read (node states).
 SLURM_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=30), retry_policy=READ_RETRY)
 
@@ -90,6 +98,7 @@ LEDGER_READ = workflow.ActivityConfig(
 
 PRESETS = {
     "TELEMETRY_READ": TELEMETRY_READ,
+    "NODE_HEALTH_READ": NODE_HEALTH_READ,
     "SLURM_READ": SLURM_READ,
     "SLURM_WRITE": SLURM_WRITE,
     "SLURM_RESTART": SLURM_RESTART,

@@ -36,6 +36,7 @@ from lazarus.models.recovery import (
     AttemptSuspension,
     HangBudgetInForce,
     JobRecoveryInput,
+    LedgerNote,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
@@ -357,6 +358,13 @@ def _telemetry_note(c: Change, event: TelemetryNote) -> None:
 
 _TELEMETRY_EVENTS = (AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected, TelemetryNote)
 
+
+def _ledger_note(c: Change, event: LedgerNote) -> None:
+    """What the node ledger did about a node the job implicated: kept once, the newest of them."""
+    if event.text not in c.s.ledger_notes:
+        c.s.ledger_notes = [*c.s.ledger_notes, event.text][-MAX_TELEMETRY_NOTES:]
+
+
 _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     WorkflowStarted: _workflow_started,
     ModeChange: _mode_change,
@@ -366,6 +374,7 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     AnomalyDetected: _anomaly,
     TelemetryNote: _telemetry_note,
     AttemptSuspension: _suspension,
+    LedgerNote: _ledger_note,
     WatchdogFired: _watchdog_fired,
     ProgressChecked: _progress_checked,
     Decide: acting.decide,

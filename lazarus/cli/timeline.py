@@ -109,6 +109,7 @@ def render_timeline(status: JobStatus, link: str) -> str:
         out.append(f"  reason: {status.stop_reason}")
     out.extend(f"  note: {note}" for note in status.opt_in_notes)
     out.extend(f"  telemetry: {note}" for note in status.telemetry_notes)
+    out.extend(f"  node ledger: {note}" for note in status.ledger_notes)
     if status.hang_budget:
         out.append(hang_line(status.hang_budget, status.hang_deadline))
     if status.refused_answers:

@@ -13,10 +13,12 @@ import yaml
 
 from lazarus.config import DevSettings
 from lazarus.devstack.layout import Layout
+from lazarus.devstack.node_agents import agent_urls
 
 
-def stack_config(dev: DevSettings, layout: Layout) -> dict[str, Any]:
-    return {
+def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) -> dict[str, Any]:
+    """The stack's configuration; ``node_agents``: the stack runs one agent per node, read before a drain."""
+    config: dict[str, Any] = {
         "cluster": dev.cluster_name,
         "temporal": {
             "address": f"127.0.0.1:{dev.temporal_port}",
@@ -26,11 +28,14 @@ def stack_config(dev: DevSettings, layout: Layout) -> dict[str, Any]:
         "scheduler": {"transport": "local", "slurm_conf": str(layout.slurm_conf)},
         "dev": dev.model_dump(mode="json"),
     }
+    if node_agents:
+        config["node_agents"] = {"urls": agent_urls(dev)}
+    return config
 
 
-def write_lazarus_yaml(dev: DevSettings, layout: Layout) -> None:
+def write_lazarus_yaml(dev: DevSettings, layout: Layout, node_agents: bool = False) -> None:
     text = "# Written by `lazarus dev up`; rewritten on every up.\n" + yaml.safe_dump(
-        stack_config(dev, layout), sort_keys=False
+        stack_config(dev, layout, node_agents), sort_keys=False
     )
     tmp = layout.lazarus_yaml.with_suffix(".yaml.tmp")
     tmp.write_text(text)

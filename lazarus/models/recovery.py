@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, within_allocation
+from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, within_allocation
 from lazarus.models.policy import HangPhase, Mode, Policy
 from lazarus.models.slurm import JobState
 
@@ -83,6 +83,11 @@ class Advice(_Model):
     category: Category = Category.UNKNOWN
     signature: str | None = None
     evidence: list[str] = Field(default_factory=list, description="short evidence lines")
+    implicated_by: EvidenceSource = Field(
+        EvidenceSource.JOB_OUTPUT,
+        description="where the evidence against the nodes comes from (the job's own "
+        "output alone never drains a node for everyone)",
+    )
     status: AdviceStatus = AdviceStatus.PENDING
     created_at: datetime
     expires_at: datetime | None = None
@@ -223,6 +228,12 @@ class JobRecoveryInput(_Model):
         description="what telemetry would not or could not "
         f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})",
     )
+    ledger_notes: list[str] = Field(
+        default_factory=list,
+        description="what the node ledger did about the nodes "
+        f"the job implicated, e.g. a drain waiting for corroboration (the first "
+        f"{MAX_TELEMETRY_NOTES})",
+    )
     refused_answers: list[RefusedAnswer] = Field(
         default_factory=list,
         description=f"answers by signal that were refused, oldest first (the newest {MAX_REFUSED_ANSWERS})",
@@ -317,8 +328,15 @@ class TelemetryNote(_JobEvent):
     text: str = Field(min_length=1, max_length=500)
 
 
+class LedgerNote(_JobEvent):
+    """What the node ledger did about a node this job implicated (drained, or waiting for corroboration)."""
+
+    type: Literal["ledger_note"] = "ledger_note"
+    text: str = Field(min_length=1, max_length=500)
+
+
 JobEvent = Annotated[
-    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension,
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote,
     Field(discriminator="type"),
 ]
 
@@ -385,6 +403,7 @@ class JobStatus(_Model):
     hang_deadline: datetime | None = None
     opt_in_notes: list[str] = Field(default_factory=list, description="notes on the job's opt-in comment")
     telemetry_notes: list[str] = Field(default_factory=list, description="e.g. a log file telemetry refused to read")
+    ledger_notes: list[str] = Field(default_factory=list, description="e.g. a drain waiting for corroboration")
     refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
     hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
 

@@ -114,13 +114,20 @@ class TelemetryLoop:
                     cluster=self.settings.cluster,
                     policy=self.settings.ledger,
                     scheduler_queue=self.settings.task_queues.scheduler,
+                    telemetry_queue=self.settings.task_queues.telemetry,
                 ),
                 id=wid,
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
                 start_signal=names.SET_LEDGER_POLICY,
-                start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
+                start_signal_args=[
+                    PolicyChange(
+                        policy=self.settings.ledger,
+                        by="configuration at worker start",
+                        telemetry_queue=self.settings.task_queues.telemetry,
+                    )
+                ],
             )
             self._ledger_started = True
         return wid

@@ -28,11 +28,14 @@ from lazarus.models.recovery import (
     AttemptEnded,
     AttemptStarted,
     AttemptSuspension,
+    LedgerNote,
     ProgressDigest,
     TelemetryNote,
 )
 
-JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension
+JobEvent = (
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote
+)
 
 MAX_PENDING = 64
 _ONCE_PER_ATTEMPT = (AttemptStarted, AttemptEnded)

@@ -107,6 +107,7 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
+    agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
     replicas: list[subprocess.Popen] = field(default_factory=list)  # extra telemetry replicas
@@ -114,6 +115,10 @@ class E2EStack:
     @property
     def config_path(self) -> Path:
         return self.root / "lazarus.yaml"
+
+    def agent_port(self, node: str) -> int:
+        """Where the worker reads ``node``'s node agent (a test starts the agents when it needs them)."""
+        return self.agent_ports[self.cluster.nodes.index(node)]
 
     @property
     def settings(self):
@@ -130,6 +135,9 @@ class E2EStack:
             "discovery": {"interval": 0.5, "job_name_prefix": JOB_PREFIX},
             "policies": TEST_POLICIES,
             "dev": {"state_dir": str(self.root)},
+            "node_agents": {
+                "urls": {node: f"http://127.0.0.1:{self.agent_port(node)}/metrics" for node in self.cluster.nodes}
+            },
             "logging": {"level": "INFO"},
         }
         self.config_path.write_text(yaml.safe_dump(cfg))

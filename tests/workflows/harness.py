@@ -79,9 +79,7 @@ class FakeScheduler:
 
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
-            self.drains.append(req)
-            if self.refuse_drain:
-                raise ApplicationError("Access/permission denied", type="PermissionDenied", non_retryable=True)
+            self.drains.append(req)  # only runs from before drains went only through the ledger drain directly
             return NodeActionResult(changed=req.nodes)
 
         @activity.defn(name="slurm_release_job")
@@ -180,9 +178,12 @@ def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
 class Running:
     """A started workflow plus the workers serving it; use as an async context manager."""
 
-    def __init__(self, client: Client, inp: JobRecoveryInput, fake: FakeScheduler | None = None) -> None:
+    def __init__(
+        self, client: Client, inp: JobRecoveryInput, fake: FakeScheduler | None = None, workflow_id: str | None = None
+    ) -> None:
         self.client, self.inp, self.fake = client, inp, fake or FakeScheduler()
         self.task_queue = "control-" + uuid.uuid4().hex[:6]
+        self.workflow_id = workflow_id or f"lazarus-test-{inp.job_id}-{uuid.uuid4().hex[:4]}"
 
     async def __aenter__(self) -> Running:
         acts = self.fake.activities()
@@ -194,10 +195,7 @@ class Running:
         for w in self._workers:
             await w.__aenter__()
         self.handle = await self.client.start_workflow(
-            JobRecoveryWorkflow.run,
-            self.inp,
-            id=f"lazarus-test-{self.inp.job_id}-{uuid.uuid4().hex[:4]}",
-            task_queue=self.task_queue,
+            JobRecoveryWorkflow.run, self.inp, id=self.workflow_id, task_queue=self.task_queue
         )
         return self
 

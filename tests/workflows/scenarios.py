@@ -44,6 +44,8 @@ from tests.workflows.harness import (
     started,
     xid79_on,
 )
+from tests.workflows.ledger_harness import FakeNodes as NodesWithAgents
+from tests.workflows.ledger_harness import imp, running_ledger, settle
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 from workflows.telemetry_lease import TelemetryLeaseWorkflow
@@ -185,6 +187,8 @@ class Ledger:
                 category="hardware",
                 at=await self.env.get_current_time(),
                 drain_requested=drain,
+                # each job its own user (lemon nodes count users); older revisions know no user
+                **({"user": f"user{job}"} if "user" in Implication.model_fields else {}),
             ),
         )
 
@@ -473,11 +477,13 @@ async def attempt_start_watchdog(env: WorkflowEnvironment) -> list[WorkflowHandl
 
 @scenario(
     "time-skipping",
-    "act mode with the node ledger: the job reports its implication, the ledger drains",
+    "act mode with the node ledger: the job reports its implication; Slurm shows the node not responding "
+    "(corroboration from outside the job), so the ledger drains it",
     keeps=("act_mode_via_ledger", "node_ledger_from_job"),
 )
 async def act_mode_via_ledger(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     async with Ledger(env) as ledger:
+        ledger.fake.nodes["node2"] = NodeState(name="node2", state="IDLE*")  # not responding, as Slurm sees it
         inp = job_input(Mode.ACT).model_copy(update={"ledger_workflow_id": ledger.id})
         async with Running(env.client, inp) as run:
             await send(run.handle, started(0), xid79_on("node2"), ended(0))
@@ -496,6 +502,7 @@ async def node_ledger(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     from lazarus.models.ledger import DrainRequest  # not in every recorded revision: imported where needed
 
     async with Ledger(env, lemon_job_count=3, max_drain_fraction=0.25) as ledger:
+        ledger.fake.nodes["node2"] = NodeState(name="node2", state="DOWN*")  # Slurm corroborates the job's word
         await ledger.implicate("node2", 1)
         await ledger.settle(lambda nodes: "node2" in nodes and nodes["node2"].drained_by_lazarus, "drained node2")
         await ledger.handle.execute_update(
@@ -560,6 +567,27 @@ async def node_ledger_continue_as_new(env: WorkflowEnvironment) -> list[Workflow
         first, second, *_ = await runs_of(env.client, ledger.handle)
         await second.query(NodeLedgerWorkflow.view)
     return [first, second]
+
+
+@scenario(
+    "time-skipping",
+    "the node ledger drains only with corroboration: one user's word waits; a second user's job corroborates "
+    "it; a node agent's later verdict drains another node at a reconciliation",
+)
+async def node_ledger_corroborates(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    fake = NodesWithAgents()
+    async with running_ledger(env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 7, user="alice", at=now))
+        await settle(env, handle, lambda v: bool(v.nodes) and v.nodes[0].waiting)
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 8, drain=False, user="bob", at=now))
+        await settle(env, handle, lambda v: v.nodes[0].drained)
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node3", 9, user="carol", at=now))
+        await settle(env, handle, lambda v: len(v.nodes) == 2 and v.nodes[1].waiting)
+        fake.failed.add("node3")
+        await env.sleep(timedelta(minutes=6))
+        await settle(env, handle, lambda v: v.nodes[1].drained)
+        return [handle]
 
 
 # ---- telemetry lease --------------------------------------------------------------------------------

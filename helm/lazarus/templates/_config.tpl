@@ -45,7 +45,8 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
       "max_drain_fraction" $v.ledger.maxDrainFraction
-      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications -}}
+      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications
+      "corroborating_users" $v.ledger.corroboratingUsers -}}
 {{- $config := dict
       "cluster" $v.cluster
       "mode" $v.mode
