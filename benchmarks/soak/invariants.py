@@ -23,11 +23,27 @@ from typing import Any
 from benchmarks.soak.models import DecisionSent, DrainSeen, InvariantResult, JobFacts, SoakData
 from lazarus.models.recovery import Advice, AdviceAction, AdviceStatus, JobStatus, RecoveryState
 
+# NOT_EXECUTED: decided, but re-checked at the moment of acting and left alone (the job had completed, was
+# cancelled or had moved on); the advice records why. It is a terminal decision, and an approval it follows
+# was heard.
 TERMINAL_ADVICE = frozenset(
-    {AdviceStatus.EXECUTED, AdviceStatus.REJECTED, AdviceStatus.EXPIRED, AdviceStatus.SUPERSEDED, AdviceStatus.FAILED}
+    {
+        AdviceStatus.EXECUTED,
+        AdviceStatus.REJECTED,
+        AdviceStatus.EXPIRED,
+        AdviceStatus.SUPERSEDED,
+        AdviceStatus.FAILED,
+        AdviceStatus.NOT_EXECUTED,
+    }
 )
 APPROVED_OUTCOMES = frozenset(
-    {AdviceStatus.APPROVED, AdviceStatus.EXECUTED, AdviceStatus.FAILED, AdviceStatus.SUPERSEDED}
+    {
+        AdviceStatus.APPROVED,
+        AdviceStatus.EXECUTED,
+        AdviceStatus.FAILED,
+        AdviceStatus.SUPERSEDED,
+        AdviceStatus.NOT_EXECUTED,
+    }
 )
 ACTED = frozenset({AdviceStatus.APPROVED, AdviceStatus.EXECUTED})
 CORROBORATION_FIELDS = ("corroboration", "corroborated_by", "corroborations")
@@ -59,7 +75,8 @@ def _allocations(f: JobFacts) -> dict[int, set[str]]:
 
 
 def no_anomaly_without_terminal_decision(data: SoakData) -> InvariantResult:
-    """Every recorded anomaly has advice that ended executed, rejected, expired, superseded or failed."""
+    """Every recorded anomaly has advice that ended executed, not executed (re-checked and left alone, with the
+    reason), rejected, expired, superseded or failed."""
     r = InvariantResult(name="no anomaly without a terminal decision", checked=0)
     for f in data.jobs:
         anomalous = [a for a in f.status.attempts if a.anomaly] if f.status else []

@@ -17,6 +17,7 @@ others. The stack is stopped at the end unless ``keep_stack``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import os
 import platform
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from temporalio.client import Client
 
@@ -79,7 +81,7 @@ class Soak:
 
     async def run(self) -> SoakResult:
         self.stack.layout.root.mkdir(parents=True, exist_ok=True)
-        with open(self.stack.layout.root / ".soak.lock", "a") as lock:
+        with open(self.stack.layout.root / ".soak.lock", "a") as lock:  # noqa: ASYNC230 - once, at the start
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -133,10 +135,8 @@ class Soak:
             t = time.monotonic()
             await operator.tick()
             await operator.resume_drained(observer.drained_since)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), max(0.0, TICK_S - (time.monotonic() - t)))
-            except TimeoutError:
-                pass
 
     async def _tick(self, factory: JobFactory, observer: Observer, submit: bool) -> None:
         for plan in await factory.confirm():
@@ -263,7 +263,8 @@ class Soak:
 
 def machine() -> str:
     try:
-        mem_kib = int(next(line for line in open("/proc/meminfo") if line.startswith("MemTotal")).split()[1])
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        mem_kib = int(next(line for line in meminfo if line.startswith("MemTotal")).split()[1])
         mem = f", {mem_kib / 2**20:.0f} GiB"
     except (OSError, StopIteration, ValueError):
         mem = ""

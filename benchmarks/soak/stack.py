@@ -158,7 +158,7 @@ class ChaosStack:
     def start_worker(self, role: str) -> None:
         env = dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(self.slurm_conf))
         env.pop("SLURM_JWT", None)
-        log = open(self.layout.log_file(f"chaos-worker-{role}"), "ab")
+        log = open(self.layout.log_file(f"chaos-worker-{role}"), "ab")  # noqa: SIM115 - the worker writes it while it runs
         self.workers[role] = subprocess.Popen(
             [sys.executable, "-m", "workers.host", "--role", role, "--config", str(self.config_path)],
             cwd=REPO,
