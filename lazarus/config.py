@@ -188,6 +188,33 @@ class WorkerSettings(_Strict):
     )
 
 
+class MetricsSettings(_Strict):
+    """Where a worker serves its metrics for Prometheus (docs/metrics.md lists them)."""
+
+    port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="serve Lazarus's own metrics of this worker's roles at http://<address>:<port>/metrics; 0: off",
+    )
+    temporal_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="serve the Temporal SDK's metrics at http://<address>:<temporal_port>/metrics, with the "
+        "metrics the workflows record (detections, advice, recoveries, drains: control role); 0: off",
+    )
+    address: str = Field(
+        "0.0.0.0", min_length=1, description="address both metrics endpoints listen on (0.0.0.0: every interface)"
+    )
+
+    @model_validator(mode="after")
+    def _two_ports(self) -> MetricsSettings:
+        if self.port and self.port == self.temporal_port:
+            raise ValueError(f"port and temporal_port must differ, both are {self.port}")
+        return self
+
+
 class LoggingSettings(_Strict):
     """What every Lazarus process logs, and how."""
 
@@ -275,6 +302,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     @field_validator("policies")
     @classmethod

@@ -31,6 +31,7 @@ from temporalio.worker import Worker
 
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
+from lazarus import metrics
 from lazarus.config import Settings, load_settings
 from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
@@ -52,8 +53,11 @@ class WorkerStartError(LazarusError):
 
 async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event) -> None:
     """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down."""
-    client = await connect(settings)
+    client = await connect(settings, runtime=metrics.temporal_runtime(settings.metrics))
     async with AsyncExitStack() as stack:
+        endpoint = metrics.serve(settings, roles)
+        if endpoint is not None:
+            stack.callback(endpoint.close)
         slurm = SlurmClient.from_settings(settings.scheduler)
         stack.push_async_callback(slurm.close)
         starts = _role_starts(settings, client, slurm, stop)
@@ -128,13 +132,18 @@ async def _telemetry(
     async with Worker(
         client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(), **common
     ):
-        task = asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")
+        tasks = [asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")]
+        if settings.metrics.port:  # the cluster-wide gauges are read only where they are served
+            view = metrics.ClusterView(settings, client, slurm.nodes, loop.trackers)
+            tasks.append(asyncio.create_task(view.run(stop), name="metrics-cluster-view"))
         try:
             yield
         finally:
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with suppress(asyncio.CancelledError):
+                    await task
 
 
 def main(argv: list[str] | None = None) -> int:

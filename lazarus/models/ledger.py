@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,11 @@ class LedgerPolicy(_Model):
     max_implications: int = Field(
         2000, ge=10, description="the ledger keeps at most this many implications; the oldest are trimmed"
     )
+
+    def max_drained(self, cluster_size: int) -> int:
+        """The most nodes of a cluster of ``cluster_size`` that may be drained at once under the budget (the
+        ledger's ``drain_allowed`` lets a drain through while the drained nodes stay within this)."""
+        return math.floor((self.max_drain_fraction + 1e-9) * cluster_size) if cluster_size > 0 else 0
 
 
 class Implication(_Model):
