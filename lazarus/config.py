@@ -170,6 +170,15 @@ class DevSettings(_Strict):
     slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
     slurmdbd_port: int = Field(16819, ge=1024, le=65535, description="slurmdbd port")
     mysql_port: int = Field(16306, ge=1024, le=65535, description="MariaDB port for Slurm accounting")
+    metrics_port: int = Field(
+        17464, ge=0, le=65535, description="the workers' Lazarus metrics (metrics.port of the stack's workers); 0: off"
+    )
+    temporal_metrics_port: int = Field(
+        17465,
+        ge=0,
+        le=65535,
+        description="the workers' Temporal SDK and workflow metrics (metrics.temporal_port); 0: off",
+    )
     nodes: int = Field(4, ge=2, le=16, description="virtual Slurm nodes node1..nodeN")
     gpus_per_node: int = Field(4, ge=1, le=8, description="fake GPUs (gres) per node")
     cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Slurm ClusterName")
@@ -207,6 +216,18 @@ class MetricsSettings(_Strict):
     address: str = Field(
         "0.0.0.0", min_length=1, description="address both metrics endpoints listen on (0.0.0.0: every interface)"
     )
+    cluster_view_interval: timedelta = Field(
+        timedelta(seconds=15),
+        gt=timedelta(0),
+        description="how often the telemetry role reads the cluster-wide gauges (advice waiting, node ledger, "
+        "drain budget): one visibility count, one query per waiting advice, one ledger query, one node list",
+    )
+
+    def urls(self, host: str | None = None) -> list[str]:
+        """The URLs of the endpoints turned on, as seen from ``host`` (default: the listen address)."""
+        where = host or self.address
+        where = f"[{where}]" if ":" in where else where
+        return [f"http://{where}:{port}/metrics" for port in (self.port, self.temporal_port) if port]
 
     @model_validator(mode="after")
     def _two_ports(self) -> MetricsSettings:

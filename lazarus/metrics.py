@@ -155,16 +155,20 @@ def scheduler_command(argv: Sequence[str]) -> Iterator[None]:
 
 
 class TelemetryCycles:
-    """The telemetry loop's cycles: how long each took, whether it read the scheduler, and the lag since the
-    last one that did (read at scrape time)."""
+    """The telemetry loop's cycles: how long each took, whether it read the scheduler, and its lag (read at
+    scrape time): the time since the last cycle that read the scheduler ended, beyond the discovery interval,
+    so 0 while cycles keep their pace whatever the interval."""
 
     def __init__(self) -> None:
-        self.last_ok = time.monotonic()
-        TELEMETRY_LAG.set_function(lambda: time.monotonic() - self.last_ok)
+        self.last_ok, self.interval = time.monotonic(), 0.0
+        TELEMETRY_LAG.set_function(self.lag)
 
-    def reset(self) -> None:
-        """The loop starts: its lag counts from now until its first cycle."""
-        self.last_ok = time.monotonic()
+    def reset(self, interval: timedelta) -> None:
+        """The loop starts, one cycle per ``interval``: its lag counts from now."""
+        self.last_ok, self.interval = time.monotonic(), interval.total_seconds()
+
+    def lag(self) -> float:
+        return max(0.0, time.monotonic() - self.last_ok - self.interval)
 
     @contextmanager
     def cycle(self) -> Iterator[None]:
@@ -209,22 +213,23 @@ MAX_PENDING_QUERIED = 100
 
 @dataclass
 class ClusterView:
-    """Every ``interval``: the gauges that describe the cluster as a whole rather than one event."""
+    """Every ``metrics.cluster_view_interval``: the gauges that describe the cluster as a whole rather than one
+    event (run by the telemetry role, where the trackers live)."""
 
     settings: Settings
     client: Client
     nodes: Callable[[], Awaitable[Sequence[NodeState]]]
     trackers: Mapping[int, WatchedJob]
-    interval: float = 15.0
     _attempts: dict[int, int] = field(default_factory=dict)
     _starts: dict[int, deque[datetime]] = field(default_factory=dict)
 
     async def run(self, stop: asyncio.Event) -> None:
-        TELEMETRY.reset()
+        TELEMETRY.reset(self.settings.discovery.interval)
+        interval = self.settings.metrics.cluster_view_interval.total_seconds()
         while not stop.is_set():
             await self.refresh(datetime.now(UTC))
             with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.interval)
+                await asyncio.wait_for(stop.wait(), interval)
 
     async def refresh(self, now: datetime) -> None:
         self.jobs(now)
@@ -317,12 +322,6 @@ def _host(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-def urls(metrics: MetricsSettings, host: str | None = None) -> list[str]:
-    """The URLs of the endpoints ``metrics`` turns on, as seen from ``host`` (default: the listen address)."""
-    where = _host(host or metrics.address)
-    return [f"http://{where}:{port}/metrics" for port in (metrics.port, metrics.temporal_port) if port]
-
-
 def register_roles(roles: Sequence[str]) -> None:
     """Serve the worker-side metrics of ``roles`` on :data:`REGISTRY` (each once per process)."""
     for spec in catalogue.CATALOGUE:
@@ -346,7 +345,7 @@ def serve(settings: Settings, roles: Sequence[str]) -> Endpoint | None:
         raise MetricsError(
             f"cannot serve metrics on {m.address}:{m.port} (metrics.port): {exc.strerror or exc}"
         ) from None
-    endpoint = Endpoint(url=urls(m.model_copy(update={"temporal_port": 0}))[0], _server=server)
+    endpoint = Endpoint(url=m.model_copy(update={"temporal_port": 0}).urls()[0], _server=server)
     logger.info(f"serving Lazarus metrics at {endpoint.url}")
     return endpoint
 

@@ -193,8 +193,9 @@ TELEMETRY_CYCLE_DURATION = MetricSpec(
 TELEMETRY_LAG = MetricSpec(
     "lazarus_telemetry_lag_seconds",
     "gauge",
-    "Seconds since the last telemetry cycle that read the scheduler ended (since the loop started, before the "
-    "first one). Near the discovery interval when healthy; growing when Lazarus is blind or lagging.",
+    "Seconds since the last telemetry cycle that read the scheduler ended, beyond the discovery interval (counted "
+    "from the loop's start before its first cycle). 0 while cycles keep their pace; growing while Lazarus is "
+    "blind (scheduler or Temporal unreachable) or lagging (cycles slower than the interval).",
     roles=("telemetry",),
 )
 WATCHED_JOBS = MetricSpec(
@@ -287,10 +288,11 @@ CATALOGUE: tuple[MetricSpec, ...] = (
 )
 
 TEMPORAL_SDK_METRICS = (
-    "temporal_workflow_task_execution_failed",
-    "temporal_activity_execution_failed",
     "temporal_workflow_task_schedule_to_start_latency",
     "temporal_activity_schedule_to_start_latency",
+    "temporal_workflow_task_execution_failed",
+    "temporal_activity_execution_failed",
+    "temporal_worker_task_slots_available",
 )
 """The Temporal SDK metrics (served next to the workflow ones) that the dashboard and alerts use."""
 
