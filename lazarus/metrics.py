@@ -161,7 +161,6 @@ class TelemetryCycles:
 
     def __init__(self) -> None:
         self.last_ok, self.interval = time.monotonic(), 0.0
-        TELEMETRY_LAG.set_function(self.lag)
 
     def reset(self, interval: timedelta) -> None:
         """The loop starts, one cycle per ``interval``: its lag counts from now."""
@@ -186,6 +185,7 @@ class TelemetryCycles:
 
 
 TELEMETRY = TelemetryCycles()
+TELEMETRY_LAG.set_function(TELEMETRY.lag)
 
 
 # ---- the telemetry role's periodic look at the cluster ----------------------------------------------------

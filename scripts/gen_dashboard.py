@@ -151,8 +151,11 @@ ROWS = (
             ),
             Panel(
                 "Telemetry cycles",
-                "Cycles per second that read the scheduler (ok) or failed.",
-                (("sum by (result) (rate(lazarus_telemetry_cycles_total[5m]))", "{{result}}"),),
+                "Cycles per second that read the scheduler (ok) or failed; failed reads of the cluster-wide gauges.",
+                (
+                    ("sum by (result) (rate(lazarus_telemetry_cycles_total[5m]))", "{{result}}"),
+                    ("sum by (source) (rate(lazarus_cluster_view_errors_total[5m]))", "view errors: {{source}}"),
+                ),
                 unit="ops",
                 width=6,
             ),
