@@ -29,6 +29,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
+from wsgiref.simple_server import WSGIServer
 
 from loguru import logger
 from prometheus_client import (
@@ -309,13 +310,11 @@ class Endpoint:
     """A running prometheus_client endpoint; :meth:`close` stops it."""
 
     url: str
-    _server: object = None
+    server: WSGIServer
 
     def close(self) -> None:
-        shutdown = getattr(self._server, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
-            self._server.server_close()  # type: ignore[attr-defined]
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def _host(address: str) -> str:
@@ -345,7 +344,7 @@ def serve(settings: Settings, roles: Sequence[str]) -> Endpoint | None:
         raise MetricsError(
             f"cannot serve metrics on {m.address}:{m.port} (metrics.port): {exc.strerror or exc}"
         ) from None
-    endpoint = Endpoint(url=m.model_copy(update={"temporal_port": 0}).urls()[0], _server=server)
+    endpoint = Endpoint(url=m.model_copy(update={"temporal_port": 0}).urls()[0], server=server)
     logger.info(f"serving Lazarus metrics at {endpoint.url}")
     return endpoint
 

@@ -194,3 +194,27 @@ def test_a_served_endpoint_answers_over_http():
             assert reply.status == 200 and b"lazarus_worker_info" in reply.read()
     finally:
         endpoint.close()
+
+
+def test_the_temporal_exporter_serves_workflow_histograms_with_the_catalogues_buckets():
+    port = free_port(PORTS)
+    runtime = metrics.temporal_runtime(MetricsSettings(temporal_port=port, address="127.0.0.1"))
+    assert runtime is not None
+    spec = catalogue.ACTION_LATENCY
+    runtime.metric_meter.create_histogram_float(spec.name, spec.help, "s").record(4.0, {"until": "requeue_verified"})
+    deadline, text = time.monotonic() + 10, ""
+    while spec.name not in text and time.monotonic() < deadline:
+        time.sleep(0.2)
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    buckets = {line.split('le="')[1].split('"')[0] for line in text.splitlines() if f"{spec.name}_bucket" in line}
+    assert buckets == {f"{b:g}" for b in spec.buckets} | {"+Inf"}
+    assert f"# HELP {spec.name} {spec.help}" in text
+
+
+def test_a_temporal_metrics_port_in_use_fails_with_one_sentence_naming_the_setting():
+    port = free_port(PORTS)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        with pytest.raises(metrics.MetricsError, match=r"\(metrics.temporal_port\): .*in use"):
+            metrics.temporal_runtime(MetricsSettings(temporal_port=port, address="127.0.0.1"))
