@@ -27,6 +27,7 @@ from lazarus.models.slurm import (
     NodeAction,
     NodeActionResult,
     NodeState,
+    ReleaseRequest,
     RestartRequest,
     RestartResult,
 )
@@ -68,7 +69,14 @@ class SlurmActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         """Every scheduler activity, for ``Worker(activities=...)``."""
-        return [self.list_nodes, self.restart_excluding, self.release_job, self.drain_nodes, self.resume_nodes]
+        return [
+            self.list_nodes,
+            self.restart_excluding,
+            self.release_job,
+            self.release_lazarus_hold,
+            self.drain_nodes,
+            self.resume_nodes,
+        ]
 
     @activity.defn(name="slurm_list_nodes")
     @_translated
@@ -84,7 +92,14 @@ class SlurmActivities:
     @activity.defn(name="slurm_release_job")
     @_translated
     async def release_job(self, job_id: int) -> JobActionResult:
+        """Release any hold (workflows started before ``slurm_release_lazarus_hold`` existed still call it)."""
         return await self.client.release(job_id, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_release_lazarus_hold")
+    @_translated
+    async def release_lazarus_hold(self, request: ReleaseRequest) -> JobActionResult:
+        """Fail-open: release only a hold Lazarus placed on the attempt it was restarting (never a user's)."""
+        return await self.client.release_lazarus_hold(request, heartbeat=_heartbeat)
 
     @activity.defn(name="slurm_drain_nodes")
     @_translated

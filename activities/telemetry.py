@@ -23,8 +23,6 @@ class TelemetryActivities:
 
     @activity.defn(name="telemetry_job_progress")
     async def job_progress(self, query: ProgressQuery) -> ProgressView:
-        """The latest progress the loop saw for one attempt (known=False if it has not read that attempt)."""
-        tracker = self.loop.trackers.get(query.job_id)
-        if tracker is None:
-            return ProgressView(known=False)
-        return tracker.progress_view(query.attempt)
+        """The latest progress the loop saw for one attempt (known=False if it has not read that attempt), and
+        whether telemetry can vouch for it now (``blind`` says why not)."""
+        return self.loop.progress_view(query)

@@ -117,16 +117,45 @@ class SchedulerSettings(_Strict):
         return self
 
 
+class TelemetryLeaseSettings(_Strict):
+    """The lease that lets exactly one of several telemetry replicas run the loop (failover in ttl + renew_interval)."""
+
+    ttl: timedelta = Field(
+        timedelta(seconds=15),
+        ge=timedelta(seconds=2),
+        le=timedelta(minutes=10),
+        description="a term lasts this long after its last renewal; a standby takes over once it has expired",
+    )
+    renew_interval: timedelta = Field(
+        timedelta(seconds=5),
+        gt=timedelta(0),
+        description="the holder renews (and saves its log offsets) this often; a standby asks this often",
+    )
+    safety_margin: timedelta = Field(
+        timedelta(seconds=3),
+        gt=timedelta(0),
+        description="the holder stops this long before its term would expire by its own clock, when it could "
+        "not renew (covers a signal in flight and clock rate differences)",
+    )
+
+    @model_validator(mode="after")
+    def _renews_in_time(self) -> TelemetryLeaseSettings:
+        if self.renew_interval + self.safety_margin >= self.ttl:
+            raise ValueError(
+                "renew_interval + safety_margin must be shorter than ttl, or the holder loses its "
+                "term between two renewals"
+            )
+        return self
+
+
 class DiscoverySettings(_Strict):
     """The cluster-level discovery and telemetry loop."""
 
     interval: timedelta = Field(timedelta(seconds=1), gt=timedelta(0), description="one scheduler query per interval")
     log_tail_max_bytes: int = Field(4 << 20, gt=0, description="bytes read from one log per cycle at most")
-    offsets_file: Path | None = Field(
-        None,
-        description="where the telemetry worker keeps its log offsets across restarts (default: "
-        "telemetry-offsets.json in dev.state_dir when that exists; without one, a restarted worker reads "
-        "requeued jobs' logs from their end)",
+    lease: TelemetryLeaseSettings = Field(
+        default_factory=TelemetryLeaseSettings,
+        description="several telemetry replicas may run: only the holder of the cluster's lease runs the loop",
     )
     job_name_prefix: str | None = Field(
         None,
@@ -146,6 +175,19 @@ class DiscoverySettings(_Strict):
         description="one read of one job output file gets this long; a file that blocks "
         "longer (NFS, FUSE) is noted on the job and not read again until its read returns",
     )
+    blind_after: timedelta = Field(
+        timedelta(seconds=15),
+        gt=timedelta(0),
+        description="telemetry that has not seen a job (a fresh scheduler "
+        "row and its logs read) for this long is blind to it: the hang watchdog records a blind spell and waits "
+        "instead of deciding (at least three intervals)",
+    )
+
+    @model_validator(mode="after")
+    def _blind_after_spans_cycles(self) -> DiscoverySettings:
+        if self.blind_after < 3 * self.interval:
+            raise ValueError(f"blind_after ({self.blind_after}) must be at least three intervals ({3 * self.interval})")
+        return self
 
     @field_validator("log_roots")
     @classmethod
@@ -184,6 +226,14 @@ class DevSettings(_Strict):
     cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Slurm ClusterName")
     accounting: bool = Field(True, description="run slurmdbd + MariaDB so sacct works")
     workers: bool = Field(True, description="start the Lazarus workers with the stack")
+    node_agents: bool = Field(
+        True,
+        description="with the workers, run one node agent per fake node on a fake NVML (built with gcc), so "
+        "the node ledger can corroborate a drain with the node's own verdict",
+    )
+    node_agent_port0: int = Field(
+        19401, ge=1024, le=65535, description="node i's agent listens on node_agent_port0 + i - 1"
+    )
 
 
 class WorkerSettings(_Strict):
@@ -289,6 +339,40 @@ class PrometheusSettings(HttpClientSettings):
     )
 
 
+class NodeAgentSettings(_Strict):
+    """Where the node ledger reads a node agent's verdict straight from its metrics endpoint, when Prometheus
+    does not collect them (``prometheus.enabled`` wins). The verdict corroborates a drain: a job's own output
+    alone never drains a node for everyone."""
+
+    url_template: str | None = Field(
+        None,
+        pattern=r"^https?://.*\{node\}",
+        description="metrics URL of any node's agent, {node} standing for "
+        "the node name, e.g. http://{node}:9400/metrics; None: only the nodes listed in urls",
+    )
+    urls: dict[str, str] = Field(
+        default_factory=dict,
+        description="metrics URL of each listed node's agent, before url_template (the dev "
+        "stack lists one port per node on 127.0.0.1)",
+    )
+    timeout_s: float = Field(2.0, gt=0, le=30, description="wall-clock limit for reading one agent")
+    max_age: timedelta = Field(
+        timedelta(minutes=5), gt=timedelta(0), description="a verdict from an older NVML poll counts as none"
+    )
+
+    @field_validator("urls")
+    @classmethod
+    def _http_urls(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [node for node, url in v.items() if not url.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"node agent URLs must start with http:// or https://; see {', '.join(sorted(bad)[:3])}")
+        return v
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.url_template or self.urls)
+
+
 class AttributionSettings(HttpClientSettings):
     """Optional external attribution provider (JSON over HTTP); the built-in rules are always the fallback."""
 
@@ -324,6 +408,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: MetricsSettings = MetricsSettings()
+    node_agents: NodeAgentSettings = NodeAgentSettings()
 
     @field_validator("policies")
     @classmethod

@@ -2,8 +2,10 @@
 
 Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
-- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH);
-- ``telemetry``: the discovery/telemetry loop and its activity;
+- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), and the
+  read of the cluster-wide mode that precedes every unapproved action;
+- ``telemetry``: the discovery/telemetry loop and its activities (progress, node health), run by the one replica holding the
+  cluster's telemetry lease (every replica serves the lease workflow; see workers/telemetry.py);
 - ``all``: everything in one process (the embedded dev stack).
 
 The roles start one after the other on one :class:`contextlib.AsyncExitStack`.
@@ -20,8 +22,8 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any
 
@@ -29,6 +31,8 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.health import HealthActivities
+from activities.ledger import LedgerActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
 from lazarus import metrics
@@ -36,13 +40,14 @@ from lazarus.config import Settings, load_settings
 from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
-from lazarus.telemetry.loop import TelemetryLoop
 from lazarus.temporal_client import connect
+from workers.telemetry import telemetry_role
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
-ACTIVITY_CLASSES = (SlurmActivities, TelemetryActivities)  # every activity a worker registers comes from these
+# every activity a worker registers comes from these
+ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities, HealthActivities)
 
 RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -112,38 +117,12 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
         "scheduler": lambda: Worker(
             client,
             task_queue=queues.scheduler,
-            activities=SlurmActivities(slurm).all(),
+            activities=[*SlurmActivities(slurm).all(), *LedgerActivities(client).all()],
             max_concurrent_activities=16,
             **common,
         ),
-        "telemetry": lambda: _telemetry(settings, client, slurm, stop, common),
+        "telemetry": lambda: telemetry_role(settings, client, slurm, stop, common),
     }
-
-
-@asynccontextmanager
-async def _telemetry(
-    settings: Settings, client: Client, slurm: SlurmClient, stop: asyncio.Event, common: dict[str, Any]
-) -> AsyncIterator[None]:
-    """The telemetry worker and the loop it serves; the loop stops before the worker does."""
-    state_file = settings.discovery.offsets_file or (
-        settings.dev.state_dir / "telemetry-offsets.json" if settings.dev.state_dir.exists() else None
-    )
-    loop = TelemetryLoop(settings, slurm, client, state_file=state_file)
-    async with Worker(
-        client, task_queue=settings.task_queues.telemetry, activities=TelemetryActivities(loop).all(), **common
-    ):
-        tasks = [asyncio.create_task(loop.run_forever(stop), name="telemetry-loop")]
-        if settings.metrics.port:  # the cluster-wide gauges are read only where they are served
-            view = metrics.ClusterView(settings, client, slurm.nodes, loop.trackers)
-            tasks.append(asyncio.create_task(view.run(stop), name="metrics-cluster-view"))
-        try:
-            yield
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with suppress(asyncio.CancelledError):
-                    await task
 
 
 def main(argv: list[str] | None = None) -> int:

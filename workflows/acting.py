@@ -1,9 +1,18 @@
 """Deciding and acting on an incident, as pure steps: advice, approval, isolation, restart.
 
 Each function applies one input to a :class:`workflows.change.Change`; the
-workflow performs the effects (the wait for an operator, the drain, the
-restart) and applies their outcomes with the next function here. The advice in
-question is always the newest one: nothing new is decided until it is settled.
+workflow performs the effects (the wait for an operator, the mode read, the
+drain, the restart) and applies their outcomes with the next function here.
+The advice in question is always the newest one: nothing new is decided until
+it is settled.
+
+Acting re-checks the present, twice. Approved advice is checked against what
+telemetry reported while the workflow waited (:func:`stale_reason`: a job
+that completed, was cancelled or moved on to another attempt is left alone),
+and the restart activity reads the job again before it touches it. Advice
+decided in act mode first reads the cluster-wide mode (the kill switch) from
+the node ledger; thrown, or unreadable, the advice waits for a person. Advice
+is marked executed only when the new attempt carries what it advised.
 """
 
 from __future__ import annotations
@@ -11,18 +20,31 @@ from __future__ import annotations
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import Implication
 from lazarus.models.policy import Mode
-from lazarus.models.recovery import Advice, AdviceAction, AdviceStatus, Approval, Attempt, RecoveryState, Rejection
-from lazarus.models.slurm import NodeAction, RestartRequest
+from lazarus.models.recovery import (
+    Advice,
+    AdviceAction,
+    AdviceStatus,
+    Approval,
+    Attempt,
+    AttemptEnded,
+    AttemptStarted,
+    JobRecoveryInput,
+    RecoveryState,
+    Rejection,
+)
+from lazarus.models.slurm import JobState, NodeAction, RestartRequest, RestartResult
 from workflows.change import Change
 from workflows.decision import decide_advice
 from workflows.effects import (
     Answered,
     AwaitAnswer,
+    CheckMode,
     Decide,
     DecisionExpired,
     DrainFailed,
     HoldReleased,
     Isolate,
+    ModeChecked,
     ReleaseHold,
     Requeue,
     Requeued,
@@ -42,7 +64,9 @@ def decide(c: Change, incident: Decide) -> None:
     ):
         return  # already decided for this attempt (advice-only straggler findings do not count)
     c.set_state(RecoveryState.SUSPECTED, f"{anomaly.kind.value} in attempt {attempt.index}")
-    decision = decide_advice(anomaly, [a for a in c.s.attempts if a.index <= attempt.index], c.s.policy)
+    decision = decide_advice(
+        anomaly, [a for a in c.s.attempts if a.index <= attempt.index], c.s.policy, incident.unpatched
+    )
     c.s.generation += 1
     diag = anomaly.diagnosis
     advice = Advice(
@@ -55,6 +79,7 @@ def decide(c: Change, incident: Decide) -> None:
         category=diag.category,
         signature=diag.signature,
         evidence=[f"{e.file}:{e.line_no}: {e.text}" for e in diag.evidence[:5]],
+        implicated_by=diag.implicated_by,
         created_at=c.now,
     )
     c.s.advice_history.append(advice)
@@ -69,23 +94,72 @@ def decide(c: Change, incident: Decide) -> None:
         c.s.stop_reason = advice.reason
         c.set_state(RecoveryState.STOPPED, f"stopped: {advice.reason}")
     elif c.mode == Mode.MONITOR:
-        advice.expires_at = c.now + c.s.policy.decision_timeout
-        c.set_state(
-            RecoveryState.AWAITING_APPROVAL, f"awaiting approval of advice {advice.generation}: {advice.reason}"
-        )
-        c.emit(AwaitAnswer(generation=advice.generation, attempt=advice.attempt, timeout=c.s.policy.decision_timeout))
+        _await(c, advice)
+    elif c.s.ledger_workflow_id and not c.s.job_mode_by_operator:
+        # act mode, unless the kill switch was thrown since the job was discovered (an operator's own choice of
+        # act for this job, made after any kill switch reached it, stands)
+        c.emit(CheckMode(ledger_workflow_id=c.s.ledger_workflow_id, task_queue=c.s.scheduler_queue))
     else:
         _restart(c, attempt, advice)
 
 
+def mode_checked(c: Change, checked: ModeChecked) -> None:
+    """The cluster-wide mode at the moment of acting: act, unless the kill switch is thrown or cannot be read;
+    then the advice waits for a person, as in monitor mode."""
+    advice = _advice(c)
+    if not checked.read or (checked.error is None and checked.mode != Mode.MONITOR):
+        _restart(c, c.attempt(advice.attempt), advice)
+        return
+    if checked.error is not None:
+        advice.monitor_reason = (
+            f"the cluster-wide mode could not be read ({checked.error}); in doubt Lazarus acts as monitor"
+        )
+    else:
+        c.s.cluster_mode, c.s.job_mode = Mode.MONITOR, None  # what the kill switch's signal would have done
+        c.emit(SearchAttributes(mode=Mode.MONITOR))
+        advice.monitor_reason = "the kill switch (cluster-wide monitor mode) was thrown before Lazarus acted"
+    c.emit(Warn(f"job {c.s.job_id}: advice {advice.generation} waits for approval: {advice.monitor_reason}"))
+    _await(c, advice, wake_on_act=checked.error is None)
+
+
+def stale_reason(
+    state: JobRecoveryInput, advice: Advice, news: tuple[AttemptStarted | AttemptEnded, ...]
+) -> str | None:
+    """Why acting on ``advice`` now would touch a job that has moved on, or None to act.
+
+    ``news`` is what telemetry reported while the workflow waited (not yet applied). A job that completed,
+    was cancelled, or started another attempt since the advice was decided is left alone.
+    """
+    when = "the approved action" if advice.status == AdviceStatus.APPROVED else "the action"
+    later = [e.attempt for e in news if isinstance(e, AttemptStarted) and e.attempt > advice.attempt]
+    later += [a.index for a in state.attempts if a.index > advice.attempt and a.started_at is not None]
+    if later:
+        return f"job moved on to attempt {max(later)} before {when}"
+    ends = [(e.state, e.exit_code) for e in news if isinstance(e, AttemptEnded) and e.attempt == advice.attempt]
+    ends += [(a.end_state, a.exit_code) for a in state.attempts if a.index == advice.attempt and a.end_state]
+    for end_state, exit_code in ends:
+        if end_state == JobState.COMPLETED and exit_code in (0, None):
+            return f"job completed before {when}"
+        if end_state == JobState.CANCELLED:
+            return f"job was cancelled before {when}"
+    return None
+
+
 def answered(c: Change, outcome: Answered) -> None:
-    """Monitor mode: approved (or switched to act) → act; rejected → leave the job; else superseded."""
+    """Monitor mode: approved (or switched to act) → act, unless the job moved on meanwhile; rejected → leave
+    the job; else superseded."""
     advice, answer = _advice(c), outcome.answer
     if isinstance(answer, Approval) or (answer is None and c.mode == Mode.ACT):
         advice.status = AdviceStatus.APPROVED
         advice.decided_by = answer.operator if answer else "lazarus (mode switched to act)"
         advice.decided_at, advice.comment = c.now, answer.comment if answer else None
-        _restart(c, c.attempt(advice.attempt), advice)
+        reason = stale_reason(c.s, advice, outcome.news)
+        if reason is None:
+            _restart(c, c.attempt(advice.attempt), advice)
+            return
+        advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, reason
+        c.attempt(advice.attempt).outcome = f"not restarted: {reason}"
+        c.set_state(RecoveryState.WATCHING, f"advice {advice.generation} not executed: {reason}")
     elif isinstance(answer, Rejection):
         advice.status, advice.decided_by = AdviceStatus.REJECTED, answer.operator
         advice.decided_at, advice.comment = c.now, answer.comment
@@ -119,21 +193,56 @@ def drain_failed(c: Change, outcome: DrainFailed) -> None:
             "restarting with the exclusion anyway"
         )
     )
-    advice.comment = f"drain failed: {outcome.cause}"
+    advice.comment = "; ".join(filter(None, [advice.comment, f"drain failed: {outcome.cause}"]))  # keep the approver's
 
 
 def requeued(c: Change, outcome: Requeued) -> None:
-    """The restart verified the requeue and its release: wait for the next attempt to start."""
-    advice = _advice(c)
+    """The restart verified the requeue and its release: wait for the next attempt to start. The advice is
+    executed only if the new attempt carries its exclusions; a job the fresh read found completed or
+    cancelled was left alone."""
+    advice, result = _advice(c), outcome.result
     attempt = c.attempt(advice.attempt)
     c.s.lazarus_hold = False
-    advice.status = AdviceStatus.EXECUTED
-    attempt.requeued_at = c.now
-    attempt.outcome = (
-        f"requeued as attempt {outcome.result.new_attempt} excluding {','.join(outcome.result.excluded_nodes) or '-'}"
+    if result.not_done_reason is not None:
+        _ended_before_acting(c, advice, attempt, result)
+        return
+    applied = (
+        result.exclusions_applied
+        if result.exclusions_applied is not None
+        else set(advice.exclude_nodes) <= set(result.excluded_nodes)
     )
+    if advice.exclude_nodes:
+        advice.exclusions_applied = applied
+        advice.not_applied_reason = (
+            None if applied else (result.exclusions_not_applied_reason or "the new attempt does not carry them")
+        )
+    by = "already requeued before Lazarus acted (by Slurm, or an earlier try)" if result.already_done else "requeued"
+    attempt.requeued_at = c.now
+    attempt.outcome = f"{by} as attempt {result.new_attempt} excluding {','.join(result.excluded_nodes) or '-'}"
+    if advice.exclude_nodes and not applied:
+        advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, advice.not_applied_reason
+    else:
+        advice.status = AdviceStatus.EXECUTED
     c.s.verify_deadline = c.now + c.s.policy.attempt_start_timeout
-    c.set_state(RecoveryState.VERIFYING, f"waiting for attempt {outcome.result.new_attempt} to start")
+    c.set_state(RecoveryState.VERIFYING, f"waiting for attempt {result.new_attempt} to start")
+
+
+def _ended_before_acting(c: Change, advice: Advice, attempt: Attempt, result: RestartResult) -> None:
+    """The restart's fresh read found the attempt completed or cancelled: nothing was done, and the job is over."""
+    completed = result.state == JobState.COMPLETED
+    when = "the approved action" if advice.status == AdviceStatus.APPROVED else "the action"
+    reason = f"job {'completed' if completed else 'was cancelled'} before {when}"
+    advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, reason
+    if advice.exclude_nodes:
+        advice.exclusions_applied, advice.not_applied_reason = False, "the job was not restarted"
+    attempt.end_state, attempt.ended_at = attempt.end_state or result.state, attempt.ended_at or c.now
+    attempt.exit_code = attempt.exit_code if attempt.exit_code is not None else result.exit_code
+    attempt.outcome = "completed successfully" if completed else "cancelled"
+    if completed:
+        c.set_state(RecoveryState.COMPLETED, f"advice {advice.generation} not executed: {reason}")
+    else:
+        c.s.stop_reason = f"the job was cancelled outside Lazarus; advice {advice.generation} not executed: {reason}"
+        c.set_state(RecoveryState.STOPPED, c.s.stop_reason)
 
 
 def requeue_failed(c: Change, outcome: RequeueFailed) -> None:
@@ -152,9 +261,13 @@ def hold_released(c: Change, _: HoldReleased) -> None:
 
 def release_if_held(c: Change) -> None:
     """Fail-open: never leave a job held by Lazarus. Holds Lazarus did not place (a user's, an
-    admin's) are not Lazarus's to lift, so nothing is released unless a restart of ours began."""
+    admin's) are not Lazarus's to lift, so nothing is released unless a restart of ours began, and then
+    only a hold on the attempt that restart replaced (or the next one, its requeue-hold)."""
     if c.s.lazarus_hold:
-        c.emit(ReleaseHold(job_id=c.s.job_id, task_queue=c.s.scheduler_queue))
+        advice = c.current_advice
+        c.emit(
+            ReleaseHold(job_id=c.s.job_id, task_queue=c.s.scheduler_queue, attempt=advice.attempt if advice else None)
+        )
 
 
 def _advice(c: Change) -> Advice:
@@ -162,6 +275,23 @@ def _advice(c: Change) -> Advice:
     if advice is None:
         raise ValueError("an outcome of acting arrived with no advice recorded")
     return advice
+
+
+def _await(c: Change, advice: Advice, wake_on_act: bool = True) -> None:
+    """Publish the advice as awaiting approval and wait for an operator (the decision watchdog fails open)."""
+    advice.expires_at = c.now + c.s.policy.decision_timeout
+    why = f" ({advice.monitor_reason})" if advice.monitor_reason else ""
+    c.set_state(
+        RecoveryState.AWAITING_APPROVAL, f"awaiting approval of advice {advice.generation}: {advice.reason}{why}"
+    )
+    c.emit(
+        AwaitAnswer(
+            generation=advice.generation,
+            attempt=advice.attempt,
+            timeout=c.s.policy.decision_timeout,
+            wake_on_act=wake_on_act,
+        )
+    )
 
 
 def _after_no_action(c: Change, advice: Advice, reason: str) -> None:
@@ -189,6 +319,8 @@ def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:
                 category=advice.category.value,
                 at=c.now,
                 drain_requested=node in advice.drain_nodes,
+                user=c.s.user,
+                source=advice.implicated_by,
             )
             for node in sorted(set(advice.exclude_nodes) - set(attempt.excluded_nodes))
         )

@@ -3,6 +3,10 @@
 Each takes one effect and returns its outcome, an input for
 :func:`workflows.transitions.apply` (None when there is nothing to apply).
 Options come from the presets in :mod:`workflows.options`. Workflow code only.
+
+New commands in running workflows go behind ``workflow.patched`` with the ids
+below: a workflow whose history began under older code keeps doing what that
+code did, and its history still replays.
 """
 
 from __future__ import annotations
@@ -14,21 +18,31 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
+    from lazarus.models.ledger import ClusterMode
     from lazarus.models.recovery import ProgressView
-    from lazarus.models.slurm import JobActionResult, NodeActionResult, RestartResult
+    from lazarus.models.slurm import JobActionResult, NodeActionResult, ReleaseRequest, RestartResult
     from workflows.effects import (
+        CheckMode,
         CheckProgress,
         DrainFailed,
         HoldReleased,
         Input,
         Isolate,
+        ModeChecked,
         ProgressChecked,
         ReleaseHold,
         Requeue,
         Requeued,
         RequeueFailed,
     )
-    from workflows.options import SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
+    from workflows.options import LEDGER_READ, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
+
+# Approved advice is checked against what telemetry reported while the workflow waited.
+FRESH_STATE_PATCH = "act-on-fresh-state"
+# Act mode reads the cluster-wide mode (kill switch) right before acting.
+MODE_READ_PATCH = "read-kill-switch-before-acting"
+# The fail-open release lifts only a hold Lazarus placed on the attempt it restarted.
+RELEASE_GUARD_PATCH = "release-only-lazarus-holds"
 
 R = TypeVar("R")
 
@@ -52,6 +66,10 @@ async def run_activity(
     return result
 
 
+# Workflows that ran before this patch decided on their own view when the progress check failed.
+BLIND_WITHOUT_TELEMETRY = "blind-without-telemetry"
+
+
 async def check_progress(effect: CheckProgress) -> Input:
     try:
         view = await run_activity(
@@ -63,7 +81,11 @@ async def check_progress(effect: CheckProgress) -> Input:
             preset=TELEMETRY_READ,
         )
     except ActivityError as exc:
-        # no telemetry to confirm with: the workflow's own view decides (it was silent for the budget)
+        if workflow.patched(BLIND_WITHOUT_TELEMETRY):
+            # no telemetry to confirm with: Lazarus is blind to the attempt, and a blind spell is not a hang
+            return ProgressChecked(
+                attempt=effect.query.attempt, view=ProgressView(known=False), unreachable=str(exc.cause or exc)[:300]
+            )
         workflow.logger.warning(
             f"job {effect.query.job_id}: progress check failed ({exc.cause}); deciding on the "
             "last progress the workflow heard"
@@ -72,9 +94,35 @@ async def check_progress(effect: CheckProgress) -> Input:
     return ProgressChecked(attempt=effect.query.attempt, view=view)
 
 
+LEDGER_ONLY_DRAINS = "drains-only-through-the-node-ledger"
+"""Patch id: runs started before it drained a node directly when no ledger ran or it could not be reached."""
+
+
+async def cluster_mode(effect: CheckMode) -> Input:
+    """The kill switch as the node ledger keeps it, read by the worker that would act; unreadable is an answer
+    too (the advice then waits for a person)."""
+    if not workflow.patched(MODE_READ_PATCH):
+        return ModeChecked(read=False)
+    try:
+        view = await run_activity(
+            "ledger_cluster_mode",
+            effect.ledger_workflow_id,
+            result_type=ClusterMode,
+            task_queue=effect.task_queue,
+            summary="read the cluster-wide mode (kill switch) before acting",
+            preset=LEDGER_READ,
+        )
+    except ActivityError as exc:
+        workflow.logger.warning(f"cannot read the cluster-wide mode ({exc.cause or exc}); acting as monitor")
+        return ModeChecked(error=str(exc.cause or exc))
+    return ModeChecked(mode=view.mode)
+
+
 async def isolate(effect: Isolate) -> Input | None:
-    """Report the implicated nodes through the cluster's node ledger (one drain however many jobs blame a node, within the drain
-    budget), or directly when no ledger runs or it cannot be reached."""
+    """Report the implicated nodes to the cluster's node ledger, the only path to a drain (one drain however
+    many jobs blame a node, with corroboration from outside the job, within the drain budget). Without a
+    ledger nothing is drained: the exclusion keeps the job off the node, and the advice says why."""
+    missing = "no node ledger runs"
     if effect.ledger_workflow_id:
         ledger = workflow.get_external_workflow_handle(effect.ledger_workflow_id)
         try:
@@ -82,9 +130,15 @@ async def isolate(effect: Isolate) -> Input | None:
                 await ledger.signal(names.RECORD_IMPLICATION, implication)
             return None
         except ApplicationError as exc:
-            workflow.logger.warning(f"node ledger unreachable ({exc}); draining directly")
+            missing = f"node ledger unreachable ({exc})"
+            workflow.logger.warning(missing)
     if effect.drain is None:
         return None
+    if workflow.patched(LEDGER_ONLY_DRAINS):
+        return DrainFailed(
+            cause=f"{missing}; drains go only through the ledger, so "
+            f"{','.join(effect.drain.nodes)} is excluded from this job only"
+        )
     try:
         await run_activity(
             "slurm_drain_nodes",
@@ -117,14 +171,24 @@ async def requeue(effect: Requeue) -> Input:
 
 async def release(effect: ReleaseHold) -> Input | None:
     try:
-        await run_activity(
-            "slurm_release_job",
-            effect.job_id,
-            result_type=JobActionResult,
-            task_queue=effect.task_queue,
-            summary="fail-open: release if held",
-            preset=SLURM_WRITE,
-        )
+        if effect.attempt is not None and workflow.patched(RELEASE_GUARD_PATCH):
+            await run_activity(
+                "slurm_release_lazarus_hold",
+                ReleaseRequest(job_id=effect.job_id, attempt=effect.attempt),
+                result_type=JobActionResult,
+                task_queue=effect.task_queue,
+                summary=f"fail-open: release a hold Lazarus placed restarting attempt {effect.attempt}",
+                preset=SLURM_WRITE,
+            )
+        else:
+            await run_activity(
+                "slurm_release_job",
+                effect.job_id,
+                result_type=JobActionResult,
+                task_queue=effect.task_queue,
+                summary="fail-open: release if held",
+                preset=SLURM_WRITE,
+            )
     except ActivityError as exc:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
         return None

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, RetryAdvice
+from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, RetryAdvice
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import AdviceAction, Anomaly, Attempt, AttemptEnded
 from lazarus.models.slurm import JobState
+from workflows.patches import BOUND_TO_ALLOCATION
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,13 @@ def consecutive_attempts_without_checkpoint(attempts: list[Attempt]) -> int:
     return count
 
 
-def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> Decision:
-    """Decide the action for ``anomaly`` on the newest attempt in ``attempts``."""
+def decide_advice(
+    anomaly: Anomaly, attempts: list[Attempt], policy: Policy, unpatched: frozenset[str] = frozenset()
+) -> Decision:
+    """Decide the action for ``anomaly`` on the newest attempt in ``attempts``.
+
+    ``unpatched``: the ids of :mod:`workflows.patches` the workflow run predates; their old rules apply.
+    """
     diag = anomaly.diagnosis
     current = attempts[-1] if attempts else Attempt(index=anomaly.attempt)
     signature = diag.signature or anomaly.kind.value
@@ -79,6 +85,9 @@ def decide_advice(anomaly: Anomaly, attempts: list[Attempt], policy: Policy) -> 
     already = list(current.excluded_nodes)
     # a job's own output may name only nodes of its allocation (trust rule): no other node is ever excluded
     bad = current.bound_to_allocation(diag.implicated_nodes)
+    if BOUND_TO_ALLOCATION in unpatched:  # a run started before the bound decides as it always did
+        named = list(diag.implicated_nodes)
+        bad = [n for n in named if not current.nodes or n in current.nodes] or named
     if diag.retry_advice == RetryAdvice.RETRY_EXCLUDING_NODES and bad:
         exclude = sorted(set(already) | set(bad))
         drain = sorted(bad) if policy.drain_implicated_nodes and diag.category == Category.HARDWARE else []
@@ -122,6 +131,7 @@ def scheduler_diagnosis(ended: AttemptEnded) -> Diagnosis | None:
         signature=signature,
         retry_advice=advice,
         implicated_nodes=nodes,
+        implicated_by=EvidenceSource.SCHEDULER,
         confidence=0.6 if nodes else 0.4,
         explanation=f"Slurm shows the attempt {ended.state.value}{exit_text}; no recognised failure line in the logs",
     )

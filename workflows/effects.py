@@ -24,6 +24,8 @@ from lazarus.models.recovery import (
     Approval,
     AttemptEnded,
     AttemptStarted,
+    AttemptSuspension,
+    LedgerNote,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
@@ -66,9 +68,14 @@ class Warn:
 
 @dataclass(frozen=True)
 class Decide:
-    """Decide what to do about this anomaly (an incident). Also an input: see the module docstring."""
+    """Decide what to do about this anomaly (an incident). Also an input: see the module docstring.
+
+    ``unpatched``: the patch ids (:mod:`workflows.patches`) the run predates, filled in by the workflow when
+    it hands the effect back as an input; the decision follows their old rules.
+    """
 
     anomaly: Anomaly
+    unpatched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -82,17 +89,29 @@ class CheckProgress:
 @dataclass(frozen=True)
 class AwaitAnswer:
     """Wait for an operator's answer to advice ``generation``, a mode switch to act, or a new attempt of
-    the job (after ``attempt``), for at most ``timeout`` → Answered or DecisionExpired."""
+    the job (after ``attempt``), for at most ``timeout`` → Answered or DecisionExpired. ``wake_on_act`` False:
+    the job's act mode does not end the wait (the cluster-wide mode could not be read: only a person may)."""
 
     generation: int
     attempt: int
     timeout: timedelta
+    wake_on_act: bool = True
+
+
+@dataclass(frozen=True)
+class CheckMode:
+    """Read the cluster-wide mode (the kill switch) from the node ledger right before acting without a
+    person's approval → ModeChecked."""
+
+    ledger_workflow_id: str
+    task_queue: str
 
 
 @dataclass(frozen=True)
 class Isolate:
-    """Report the implicated nodes to the node ledger (one signal each), or drain directly when no ledger
-    runs or it cannot be reached → DrainFailed when the drain fails."""
+    """Report the implicated nodes to the node ledger (one signal each), the only path to a drain →
+    DrainFailed when a drain was asked for and no ledger took it (``drain``: what runs from before drained
+    directly)."""
 
     ledger_workflow_id: str | None
     implications: tuple[Implication, ...]
@@ -110,13 +129,26 @@ class Requeue:
 
 @dataclass(frozen=True)
 class ReleaseHold:
-    """Fail-open: release the job, which a restart of Lazarus's may have left held → HoldReleased."""
+    """Fail-open: release the job, which a restart of Lazarus's may have left held → HoldReleased. Only a hold
+    of Lazarus's kind on ``attempt`` (the attempt the restart replaced) or on the next one is released."""
 
     job_id: int
     task_queue: str
+    attempt: int | None = None
 
 
-Effect = SearchAttributes | Details | Warn | Decide | CheckProgress | AwaitAnswer | Isolate | Requeue | ReleaseHold
+Effect = (
+    SearchAttributes
+    | Details
+    | Warn
+    | Decide
+    | CheckProgress
+    | AwaitAnswer
+    | CheckMode
+    | Isolate
+    | Requeue
+    | ReleaseHold
+)
 
 # ---- outcomes (inputs) --------------------------------------------------------------------------
 
@@ -133,17 +165,34 @@ class WatchdogFired:
 
 @dataclass(frozen=True)
 class ProgressChecked:
-    """Telemetry's view of the attempt's progress (``known=True`` and empty when it could not be read)."""
+    """Telemetry's view of the attempt's progress; ``unreachable`` says why telemetry could not be asked (the
+    view is then empty: Lazarus is blind to the attempt)."""
 
     attempt: int
     view: ProgressView
+    unreachable: str | None = None
 
 
 @dataclass(frozen=True)
 class Answered:
-    """The wait for an answer ended: an approval, a rejection, or None (mode switched, or superseded)."""
+    """The wait for an answer ended: an approval, a rejection, or None (mode switched, or superseded).
+
+    ``news``: what the telemetry loop reported about the job's attempts while the workflow waited, not yet
+    applied (attempt ends and starts, oldest first): the job's state at the moment of acting.
+    """
 
     answer: Approval | Rejection | None
+    news: tuple[AttemptStarted | AttemptEnded, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModeChecked:
+    """The cluster-wide mode read before acting: ``mode`` (None: no operator override), or ``error`` when it
+    could not be read. ``read`` False: not read at all (a workflow that began before the read existed)."""
+
+    mode: Mode | None = None
+    error: str | None = None
+    read: bool = True
 
 
 @dataclass(frozen=True)
@@ -180,7 +229,9 @@ class HoldReleased:
     """The fail-open release succeeded: no hold of Lazarus's remains."""
 
 
-JobEvent = AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote
+JobEvent = (
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote
+)
 Input = (
     JobEvent
     | ModeChange
@@ -189,6 +240,7 @@ Input = (
     | ProgressChecked
     | Decide
     | Answered
+    | ModeChecked
     | AnswerRefused
     | DecisionExpired
     | DrainFailed

@@ -21,6 +21,7 @@ crashes lose nothing.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from temporalio import workflow
 
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         TERMINAL_STATES,
         AdviceStatus,
         Approval,
+        AttemptEnded,
         AttemptStarted,
         DecisionReply,
         JobEvent,
@@ -41,10 +43,13 @@ with workflow.unsafe.imports_passed_through():
         Rejection,
     )
     from workflows import attributes, calls, metering
+    from workflows.answers import misaddressed
+    from workflows.calls import FRESH_STATE_PATCH
     from workflows.effects import (
         Answered,
         AnswerRefused,
         AwaitAnswer,
+        CheckMode,
         CheckProgress,
         Decide,
         DecisionExpired,
@@ -59,6 +64,7 @@ with workflow.unsafe.imports_passed_through():
         WatchdogFired,
         WorkflowStarted,
     )
+    from workflows.patches import DECISION_PATCHES
     from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
 
@@ -71,6 +77,7 @@ class JobRecoveryWorkflow:
         self._events: list[JobEvent] = []
         self._answer: Approval | Rejection | None = None
         self._watchdog = Watchdog()
+        self._mode_changes = 0  # operators' mode changes so far (a wait that ignores act mode ends on a new one)
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -89,7 +96,7 @@ class JobRecoveryWorkflow:
 
     @approve_advice.validator
     def _validate_approve(self, approval: Approval) -> None:
-        self._check_generation(approval.generation)
+        self._check(approval)
 
     @workflow.update(name=names.REJECT_ADVICE)
     def reject_advice(self, rejection: Rejection) -> DecisionReply:
@@ -102,7 +109,7 @@ class JobRecoveryWorkflow:
 
     @reject_advice.validator
     def _validate_reject(self, rejection: Rejection) -> None:
-        self._check_generation(rejection.generation)
+        self._check(rejection)
 
     @workflow.signal(name=names.APPROVE_ADVICE)
     def approve_advice_signal(self, approval: Approval) -> None:
@@ -114,6 +121,7 @@ class JobRecoveryWorkflow:
 
     @workflow.signal(name=names.SET_MODE)
     def set_mode(self, change: ModeChange) -> None:
+        self._mode_changes += 1
         for effect in self._apply(change):  # search attributes only: nothing to wait for
             self._perform_now(effect)
 
@@ -134,16 +142,24 @@ class JobRecoveryWorkflow:
             hang_budget=budget,
             opt_in_notes=self.s.opt_in_notes,
             telemetry_notes=self.s.telemetry_notes,
+            ledger_notes=self.s.ledger_notes,
             refused_answers=self.s.refused_answers,
         )
 
-    def _check_generation(self, generation: int) -> None:
-        refusal = answer_refusal(self.s, generation, answered=self._answer is not None)
+    def _refusal(self, answer: Approval | Rejection) -> str | None:
+        return misaddressed(self.s, answer) or answer_refusal(
+            self.s, answer.generation, answered=self._answer is not None
+        )
+
+    def _check(self, answer: Approval | Rejection) -> None:
+        """An update's validator: a refused answer fails the update (the caller sees why) and leaves no history."""
+        refusal = self._refusal(answer)
         if refusal is not None:
+            workflow.logger.warning(f"refused {type(answer).__name__.lower()} by {answer.operator!r}: {refusal}")
             raise ValueError(refusal)
 
     def _answer_by_signal(self, answer: Approval | Rejection) -> None:
-        refusal = answer_refusal(self.s, answer.generation, answered=self._answer is not None)
+        refusal = self._refusal(answer)
         if refusal is None:
             self._answer = answer
             return
@@ -182,9 +198,11 @@ class JobRecoveryWorkflow:
         self._watchdog.arm(deadline, summary)
         await workflow.wait_condition(lambda: bool(self._events) or self._watchdog.fired)
         if self._watchdog.fired and not self._events:
-            self._watchdog.take()
+            fired_for = self._watchdog.take()
             deadline, _ = watchdog_deadline(self.s)
-            if deadline is not None and deadline <= workflow.now():  # else progress moved it on: re-arm
+            # the timer was set for ``fired_for``: a deadline no later than that has passed; a later one means
+            # progress moved it on (re-arm). Never workflow.now() here: see workflows/watchdog.py.
+            if deadline is not None and fired_for is not None and deadline <= fired_for:
                 await self._feed(WatchdogFired())
             return
         while self._events:
@@ -218,8 +236,8 @@ class JobRecoveryWorkflow:
             workflow.set_current_details(effect.text)
         elif isinstance(effect, Warn):
             workflow.logger.warning(effect.text)
-        elif isinstance(effect, Decide):
-            return effect  # decide now: handed straight back as the next input
+        elif isinstance(effect, Decide):  # decide now: handed straight back as the next input
+            return replace(effect, unpatched=frozenset(p for p in DECISION_PATCHES if not workflow.patched(p)))
         return None
 
     async def _perform(self, effect: Effect) -> Input | None:
@@ -227,6 +245,8 @@ class JobRecoveryWorkflow:
             return await self._await_answer(effect)
         if isinstance(effect, CheckProgress):
             return await calls.check_progress(effect)
+        if isinstance(effect, CheckMode):
+            return await calls.cluster_mode(effect)
         if isinstance(effect, Isolate):
             return await calls.isolate(effect)
         if isinstance(effect, Requeue):
@@ -236,18 +256,27 @@ class JobRecoveryWorkflow:
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _await_answer(self, effect: AwaitAnswer) -> Input:
-        """Monitor mode: wait for an operator; the decision watchdog fails open."""
+        """Monitor mode: wait for an operator; the decision watchdog fails open. The answer comes with what
+        telemetry reported meanwhile (not yet applied), so acting on it is checked against the job's present."""
         self._answer = None
+        changes = self._mode_changes
+
+        def switched_to_act() -> bool:
+            return self.mode == Mode.ACT and (effect.wake_on_act or self._mode_changes > changes)
+
         try:
             await workflow.wait_condition(
-                lambda: self._answer is not None or self.mode == Mode.ACT or self._superseded(effect.attempt),
+                lambda: self._answer is not None or switched_to_act() or self._superseded(effect.attempt),
                 timeout=effect.timeout,
                 timeout_summary=f"decision watchdog (advice {effect.generation})",
             )
         except TimeoutError:
             return DecisionExpired()
         answer, self._answer = self._answer, None
-        return Answered(answer)
+        news = tuple(e for e in self._events if isinstance(e, (AttemptStarted, AttemptEnded)))
+        if news and not workflow.patched(FRESH_STATE_PATCH):
+            news = ()  # a workflow that waited under older code acts as that code did
+        return Answered(answer, news)
 
     def _superseded(self, attempt: int) -> bool:
         return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)

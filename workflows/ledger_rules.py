@@ -1,33 +1,139 @@
-"""Pure rules of the node ledger: lemon nodes, the drain budget, reconciliation with Slurm, and size."""
+"""Pure rules of the node ledger: lemon nodes, corroboration, the drain budget, reconciliation with Slurm,
+and size.
+
+Trust rule: a job's own output can by itself only exclude a node from that job. Draining a node for everyone
+needs corroboration from outside the job (:func:`corroboration`): the node agent's verdict, Slurm's own node
+state, evidence the job's telemetry read outside the job, or jobs of several different users.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from lazarus.models.ledger import OUTSIDE_LAZARUS, LedgerPolicy, NodeRecord
+from lazarus.models.diagnosis import EvidenceSource
+from lazarus.models.ledger import OUTSIDE_LAZARUS, Implication, LedgerPolicy, NodeHealthVerdict, NodeRecord
 from lazarus.models.slurm import NodeState
 
 NOTES_KEPT = 5
 """Refused-drain notes and noticed changes kept per node (the newest)."""
 
+UNKNOWN_USER = "?"
+"""Implications whose job's user is not known count together as this one user."""
 
-def distinct_jobs_in_window(record: NodeRecord, policy: LedgerPolicy, now: datetime) -> list[int]:
-    """Jobs that blamed the node within the window, and since an operator last returned it to service
-    (a resume is the operator's verdict on what came before)."""
+_UNHEALTHY_FLAGS = ("DOWN", "FAIL", "NOT_RESPONDING")
+
+
+def in_window(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> list[Implication]:
+    """The implications within the window, and since an operator last returned the node to service
+    (a resume is the operator's verdict on what came before). ``trigger``, the implication being handled,
+    always counts: a resume noticed in Slurm only now is stamped after it."""
     since = now - policy.lemon_window
     if record.resumed_at is not None and record.resumed_at > since:
         since = record.resumed_at
-    return sorted({i.job_id for i in record.implications if i.at >= since})
+    recent = [i for i in record.implications if i.at >= since]
+    return recent if trigger is None or trigger in recent else [*recent, trigger]
 
 
-def lemon_reason(record: NodeRecord, policy: LedgerPolicy, now: datetime) -> str | None:
-    """A readable drain reason if the node is a lemon, else None."""
+def distinct_jobs_in_window(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> list[int]:
+    """Jobs that blamed the node within the window (see :func:`in_window`)."""
+    return sorted({i.job_id for i in in_window(record, policy, now, trigger)})
+
+
+def distinct_users_in_window(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> list[str]:
+    """Users whose jobs blamed the node within the window: many jobs of one user are one voice."""
+    return sorted({i.user or UNKNOWN_USER for i in in_window(record, policy, now, trigger)})
+
+
+def _shown(items: Sequence[object]) -> str:
+    """The last few, for a Slurm reason (Slurm reasons are short)."""
+    return ",".join(map(str, items[-5:])) + (",..." if len(items) > 5 else "")
+
+
+def lemon_reason(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> str | None:
+    """A readable drain reason if jobs of ``policy.lemon_job_count`` different users blamed the node, else None."""
+    users = distinct_users_in_window(record, policy, now, trigger)
+    if len(users) < policy.lemon_job_count:
+        return None
+    hours = policy.lemon_window.total_seconds() / 3600
+    jobs = distinct_jobs_in_window(record, policy, now, trigger)
+    return (
+        f"lazarus: lemon node: implicated by jobs of {len(users)} users "
+        f"({len(jobs)} jobs: {_shown(jobs)}) within {hours:g}h"
+    )
+
+
+def lemon_reason_by_jobs(record: NodeRecord, policy: LedgerPolicy, now: datetime) -> str | None:
+    """The lemon rule of ledger runs from before corroboration: distinct job ids (kept for their replay)."""
     jobs = distinct_jobs_in_window(record, policy, now)
     if len(jobs) < policy.lemon_job_count:
         return None
     hours = policy.lemon_window.total_seconds() / 3600
-    shown = ",".join(map(str, jobs[-5:])) + (",..." if len(jobs) > 5 else "")  # Slurm reasons are short
-    return f"lazarus: lemon node: implicated by {len(jobs)} jobs ({shown}) within {hours:g}h"
+    return f"lazarus: lemon node: implicated by {len(jobs)} jobs ({_shown(jobs)}) within {hours:g}h"
+
+
+def drain_request(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> Implication | None:
+    """The newest implication within the window whose job asked for the node to be drained."""
+    return next((i for i in reversed(in_window(record, policy, now, trigger)) if i.drain_requested), None)
+
+
+def drain_reason(
+    record: NodeRecord, policy: LedgerPolicy, now: datetime, trigger: Implication | None = None
+) -> str | None:
+    """Why the node should be drained (a lemon, or a job asked for it), before corroboration; None: no reason."""
+    reason = lemon_reason(record, policy, now, trigger)
+    request = drain_request(record, policy, now, trigger)
+    if reason is None and request is not None:
+        reason = f"lazarus: {request.signature or request.category} in job {request.job_id} attempt {request.attempt}"
+    return reason
+
+
+def slurm_unhealthy(state: NodeState) -> bool:
+    """Slurm itself holds the node down, failing or not responding."""
+    upper = state.state.upper()
+    return any(flag in upper for flag in _UNHEALTHY_FLAGS) or upper.endswith("*")
+
+
+def corroboration(
+    record: NodeRecord,
+    policy: LedgerPolicy,
+    now: datetime,
+    slurm: NodeState | None = None,
+    health: NodeHealthVerdict | None = None,
+    trigger: Implication | None = None,
+) -> str | None:
+    """What, from outside any one job's own output, says the node is bad; None when nothing does."""
+    if slurm is not None and slurm_unhealthy(slurm):
+        return f"Slurm shows it {slurm.state}" + (f" ({slurm.reason})" if slurm.reason else "")
+    if health is not None and health.failed:
+        return f"its node agent reports it {health.detail or 'failed'}"
+    recent = in_window(record, policy, now, trigger)
+    outside = [i for i in recent if i.source != EvidenceSource.JOB_OUTPUT]
+    if outside:
+        return f"{outside[-1].source.value.replace('_', ' ')} evidence in job {outside[-1].job_id}"
+    users = distinct_users_in_window(record, policy, now, trigger)
+    if len(users) >= policy.corroborating_users:
+        return f"jobs of {len(users)} users ({_shown(users)})"
+    return None
+
+
+def waiting_note(request: Implication | None, now: datetime) -> str:
+    """The record's words for a drain asked for on one user's word alone."""
+    who = f"job {request.job_id}" if request else "the jobs that implicated it"
+    return (
+        f"excluded from {who} only; drain waits for corroboration from outside the job (node agent, "
+        f"Slurm's node state, or a job of another user), since {now:%Y-%m-%d %H:%M}"
+    )
 
 
 def drain_allowed(drained_now: int, cluster_size: int, policy: LedgerPolicy) -> bool:
@@ -49,12 +155,14 @@ def mark_drained(record: NodeRecord, by: str | None, reason: str, now: datetime)
     record.drained_by_lazarus, record.drained_by = by is None, by
     record.drain_reason, record.drained_at = reason, now
     record.resumed_by = record.resumed_at = None
+    record.waiting = None
 
 
 def mark_resumed(record: NodeRecord, by: str, now: datetime) -> None:
     """Record a return to service; the drain that came before no longer holds."""
     record.drained_by_lazarus, record.drained_by = False, None
     record.resumed_by, record.resumed_at = by, now
+    record.waiting = None
 
 
 def reconcile(record: NodeRecord, slurm: NodeState, now: datetime) -> str | None:

@@ -17,6 +17,16 @@ dropped, and the ledger keeps at most ``policy.max_implications`` implications.
 Its policy changes while it runs (signal ``set_policy``; the workers send the
 configured one when they start). A refused operator action fails the update with
 the activity's own message (an ``ApplicationError``), so the CLI can say why.
+
+A job's own output can by itself only exclude a node from that job (trust rule).
+The ledger drains a node only with corroboration from outside the job
+(:func:`workflows.ledger_rules.corroboration`): Slurm's own node state, the node
+agent's verdict (activity ``node_health`` on the telemetry queue, asked at
+decision time), evidence telemetry read outside the job, or jobs of
+``policy.corroborating_users`` different users. Until then the record says the
+drain waits (``waiting``, shown by `lazarus nodes`), the job is told so (a
+``LedgerNote`` in its history), and the request is looked at again with every
+implication of the node and every reconciliation.
 """
 
 from __future__ import annotations
@@ -34,27 +44,41 @@ with workflow.unsafe.imports_passed_through():
         Implication,
         LedgerInput,
         LedgerView,
+        NodeHealthQuery,
+        NodeHealthReport,
+        NodeHealthVerdict,
         NodeRecord,
         PolicyChange,
         ResumeRequest,
     )
-    from lazarus.models.recovery import ModeChange
+    from lazarus.models.recovery import JobEventEnvelope, LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
     from workflows import metering
     from workflows.calls import run_activity
     from workflows.ledger_rules import (
         bound,
+        corroboration,
         drain_allowed,
-        lemon_reason,
+        drain_reason,
+        drain_request,
+        in_window,
+        lemon_reason_by_jobs,
         mark_drained,
         mark_resumed,
         prune,
         reconcile,
+        waiting_note,
     )
-    from workflows.options import SLURM_READ, SLURM_WRITE
+    from workflows.options import NODE_HEALTH_READ, SLURM_READ, SLURM_WRITE
 
 RECONCILES = "ledger-reconciles-with-slurm"
 """Patch id: runs started before reconciliation keep their old commands until they continue as new."""
+CORROBORATES = "ledger-drains-need-corroboration"
+"""Patch id: runs started before it drained on one job's word and counted lemon nodes by job ids."""
+MAX_DRAIN_REASON = 200
+"""Slurm's limit on a drain reason (lazarus.slurm.validate)."""
+JOBS_TOLD = 5
+"""Jobs told about a drain they asked for (the newest)."""
 
 
 def _check_node(node: str) -> None:
@@ -80,6 +104,7 @@ class NodeLedgerWorkflow:
         self._wake = False
         self._last_check = workflow.now()
         self._unreadable = ""
+        self._corroborates = False
 
     @workflow.signal(name=names.RECORD_IMPLICATION)
     def record_implication(self, implication: Implication) -> None:
@@ -89,6 +114,7 @@ class NodeLedgerWorkflow:
     def set_policy(self, change: PolicyChange) -> None:
         """A new policy (drain budget, lemon rules, reconciliation interval, size) for this running ledger."""
         self.s.policy, self.s.policy_set_by = change.policy, change.by
+        self.s.telemetry_queue = change.telemetry_queue or self.s.telemetry_queue
         self._wake = True  # the reconciliation timer follows the new interval
 
     @workflow.update(name=names.RESUME_NODE)
@@ -157,6 +183,7 @@ class NodeLedgerWorkflow:
     @workflow.run
     async def run(self, inp: LedgerInput) -> None:
         reconciles = workflow.patched(RECONCILES)
+        self._corroborates = reconciles and workflow.patched(CORROBORATES)
         while True:
             await self._wait(reconciles)
             while self._inbox:
@@ -216,6 +243,8 @@ class NodeLedgerWorkflow:
         self._last_check = workflow.now()
         if nodes is not None:
             self._correct(nodes)
+            if self._corroborates:  # corroboration may have arrived: Slurm's state, the node agent
+                await self._consider(sorted(n for n, r in self.s.nodes.items() if r.waiting), None, nodes)
         self.s.nodes = bound(self.s.nodes, self.s.policy, workflow.now())
 
     def _correct(self, nodes: list[NodeState]) -> None:
@@ -234,7 +263,8 @@ class NodeLedgerWorkflow:
                 workflow.logger.info(f"node ledger: {name} {note}")
 
     def _drain_reason(self, record: NodeRecord, imp: Implication) -> str | None:
-        reason = lemon_reason(record, self.s.policy, workflow.now())
+        """Runs from before corroboration: a lemon by job ids, or this implication's drain request."""
+        reason = lemon_reason_by_jobs(record, self.s.policy, workflow.now())
         if reason is None and imp.drain_requested:
             reason = f"lazarus: {imp.signature or imp.category} in job {imp.job_id} attempt {imp.attempt}"
         return reason
@@ -254,6 +284,9 @@ class NodeLedgerWorkflow:
             return
         if sum(len(r.implications) for r in self.s.nodes.values()) > self.s.policy.max_implications:
             self.s.nodes = bound(self.s.nodes, self.s.policy, workflow.now())
+        if self._corroborates:
+            await self._consider([imp.node], imp)
+            return
         if self._drain_reason(record, imp) is None:
             return
         nodes = await self._read_nodes()
@@ -285,7 +318,9 @@ class NodeLedgerWorkflow:
             return
         await self._drain_within_budget(record, reason, nodes)
 
-    async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: list[NodeState]) -> None:
+    async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: list[NodeState]) -> str | None:
+        """Drain the node unless that would exceed the budget; None when drained, else what stopped it
+        (also noted on the record)."""
         drained = sum(1 for n in nodes if n.drained)
         if not drain_allowed(drained, len(nodes), self.s.policy):
             note = (
@@ -295,7 +330,7 @@ class NodeLedgerWorkflow:
             record.refused.append(note)
             workflow.logger.warning(f"{record.node}: {note}")
             metering.drain_refused(self.s.cluster, "budget")
-            return
+            return note
         try:
             await run_activity(
                 "slurm_drain_nodes",
@@ -306,8 +341,122 @@ class NodeLedgerWorkflow:
                 preset=SLURM_WRITE,
             )
         except ActivityError as exc:
-            record.refused.append(f"drain failed: {exc.cause or exc}")
+            note = f"drain failed: {exc.cause or exc}"
+            record.refused.append(note)
             metering.drain_refused(self.s.cluster, "failed")
-            return
+            return note
         mark_drained(record, None, reason, workflow.now())
         metering.drained(self.s.cluster, "lazarus")
+        return None
+
+    # ---- drains that need corroboration ------------------------------------------------------
+
+    def _wanted(self, node_names: list[str], trigger: Implication | None, drained_too: bool = False) -> list[str]:
+        """Those of ``node_names`` the ledger knows with a reason to drain, not drained in its view unless
+        ``drained_too``; a wait that lost its reason is cleared."""
+        wanted = []
+        for name in node_names:
+            record = self.s.nodes.get(name)
+            if record is None or (record.drained and not drained_too):
+                continue
+            if drain_reason(record, self.s.policy, workflow.now(), self._own(record, trigger)) is None:
+                record.waiting = None  # its requests expired or an operator resumed it since
+                continue
+            wanted.append(name)
+        return wanted
+
+    @staticmethod
+    def _own(record: NodeRecord, trigger: Implication | None) -> Implication | None:
+        return trigger if trigger is not None and trigger.node == record.node else None
+
+    async def _consider(
+        self, node_names: list[str], trigger: Implication | None, nodes: list[NodeState] | None = None
+    ) -> None:
+        """Drain each of ``node_names`` that has a reason and corroboration from outside any one job, within the
+        budget; the others wait, and the jobs that asked are told. ``trigger``: the implication that brought
+        this about (None: a reconciliation, which passes the ``nodes`` it read)."""
+        if nodes is None:
+            if not self._wanted(node_names, trigger, drained_too=True):
+                return
+            nodes = await self._read_nodes()  # Slurm first: a node drained in the ledger's view may be back
+            if nodes is None:
+                note = f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: {self._unreadable}"
+                for name in self._wanted(node_names, trigger):
+                    self.s.nodes[name].refused.append(note)
+                return
+            self._correct(nodes)  # a resume noticed just now starts the counts afresh
+        current = {n.name: n for n in nodes}
+        wanted = self._wanted(node_names, trigger)
+        unsure = [
+            n
+            for n in wanted
+            if corroboration(
+                self.s.nodes[n],
+                self.s.policy,
+                workflow.now(),
+                current.get(n),
+                trigger=self._own(self.s.nodes[n], trigger),
+            )
+            is None
+        ]
+        health = await self._node_health(unsure) if unsure else {}
+        for name in wanted:
+            await self._decide(self.s.nodes[name], trigger, current.get(name), health.get(name), nodes)
+
+    async def _decide(
+        self,
+        record: NodeRecord,
+        trigger: Implication | None,
+        slurm: NodeState | None,
+        health: NodeHealthVerdict | None,
+        nodes: list[NodeState],
+    ) -> None:
+        now, own = workflow.now(), self._own(record, trigger)
+        reason = drain_reason(record, self.s.policy, now, own)
+        if reason is None:
+            return
+        corroborated = corroboration(record, self.s.policy, now, slurm, health, own)
+        if corroborated is None:
+            if record.waiting is None or own is not None:
+                record.waiting = waiting_note(drain_request(record, self.s.policy, now, own), now)
+                workflow.logger.info(f"node ledger: {record.node} {record.waiting}")
+                if own is not None and own.drain_requested:
+                    await self._tell([own.job_id], f"{record.node}: {record.waiting}")
+            return
+        refused = await self._drain_within_budget(
+            record, f"{reason}; corroborated: {corroborated}"[:MAX_DRAIN_REASON], nodes
+        )
+        asked = sorted({i.job_id for i in in_window(record, self.s.policy, now, own) if i.drain_requested})
+        told = sorted({*asked[-JOBS_TOLD:], *([own.job_id] if own else [])})
+        if refused is None:
+            await self._tell(told, f"{record.node} drained by the node ledger: {record.drain_reason}")
+        elif own is not None:
+            await self._tell([own.job_id], f"{record.node} not drained: {refused}")
+
+    async def _node_health(self, node_names: list[str]) -> dict[str, NodeHealthVerdict]:
+        """The node agents' verdicts (through the telemetry worker); none when they cannot be read."""
+        asked = node_names[:64]
+        try:
+            report = await run_activity(
+                "node_health",
+                NodeHealthQuery(nodes=asked),
+                result_type=NodeHealthReport,
+                task_queue=self.s.telemetry_queue,
+                summary=f"node agents' verdict on {','.join(asked[:8])}",
+                preset=NODE_HEALTH_READ,
+            )
+        except ActivityError as exc:
+            workflow.logger.warning(f"node ledger: node health unavailable ({exc.cause or exc})")
+            return {}
+        if report.unavailable:
+            workflow.logger.info(f"node ledger: node health: {report.unavailable}")
+        return {v.node: v for v in report.verdicts if v.node in asked}
+
+    async def _tell(self, job_ids: list[int], text: str) -> None:
+        """Put ``text`` in these jobs' histories (a job that has ended is not told)."""
+        for job_id in job_ids:
+            handle = workflow.get_external_workflow_handle(names.workflow_id(self.s.cluster, job_id))
+            try:
+                await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=LedgerNote(text=text[:500])))
+            except ApplicationError as exc:
+                workflow.logger.info(f"node ledger: job {job_id} not told ({exc})")

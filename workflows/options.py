@@ -56,8 +56,22 @@ READ_RETRY = _retry(timedelta(seconds=5), 10)
 # Writes re-read state before acting (idempotent), so they may retry longer.
 WRITE_RETRY = _retry(timedelta(seconds=10), 20)
 
-# The telemetry worker's view of one attempt's progress (in memory: quick, or not there at all).
-TELEMETRY_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=20), retry_policy=READ_RETRY)
+# The telemetry worker's view of one attempt's progress (in memory: quick, or not there at all). A telemetry
+# worker that does not answer within a minute, retries and a missing worker included, leaves Lazarus blind to
+# the attempt: the hang watchdog records it and checks again later (workflows/blindness.py).
+TELEMETRY_READ = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=20),
+    schedule_to_close_timeout=timedelta(minutes=1),
+    retry_policy=READ_RETRY,
+)
+
+# The node agents' verdict, read by the telemetry worker before a drain. Bounded from scheduling on: with no
+# telemetry worker polling, the ledger decides without it (the drain waits) instead of waiting for one.
+NODE_HEALTH_READ = workflow.ActivityConfig(
+    schedule_to_close_timeout=timedelta(seconds=60),
+    start_to_close_timeout=timedelta(seconds=20),
+    retry_policy=READ_RETRY,
+)
 
 # One Slurm read (node states).
 SLURM_READ = workflow.ActivityConfig(start_to_close_timeout=timedelta(seconds=30), retry_policy=READ_RETRY)
@@ -74,9 +88,19 @@ SLURM_RESTART = workflow.ActivityConfig(
     retry_policy=WRITE_RETRY,
 )
 
+# The cluster-wide mode (kill switch) read right before acting: quick, or unknown. Bounded from scheduling, so
+# a scheduler worker that is down makes the mode unknown (then the advice waits for a person) within 30 s.
+LEDGER_READ = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=10),
+    schedule_to_close_timeout=timedelta(seconds=30),
+    retry_policy=_retry(timedelta(seconds=2), 2),
+)
+
 PRESETS = {
     "TELEMETRY_READ": TELEMETRY_READ,
+    "NODE_HEALTH_READ": NODE_HEALTH_READ,
     "SLURM_READ": SLURM_READ,
     "SLURM_WRITE": SLURM_WRITE,
     "SLURM_RESTART": SLURM_RESTART,
+    "LEDGER_READ": LEDGER_READ,
 }

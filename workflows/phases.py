@@ -21,7 +21,7 @@ TRANSITIONS: dict[S, dict[S, str]] = {
         S.IGNORED: "invalid opt-in comment",
     },
     S.SUSPECTED: {
-        S.AWAITING_APPROVAL: "monitor mode, restart advice",
+        S.AWAITING_APPROVAL: "monitor mode, restart advice; or act mode with the kill switch thrown or unreadable",
         S.ACTING: "act mode, restart advice",
         S.STOPPED: "stop advice (application error, retry limits)",
         S.WATCHING: "advice only (straggler)",
@@ -34,6 +34,8 @@ TRANSITIONS: dict[S, dict[S, str]] = {
     S.ACTING: {
         S.VERIFYING: "requeue verified (held, excluded, released)",
         S.FAILED: "scheduler refused (job released: fail-open)",
+        S.COMPLETED: "the restart's fresh read found the job completed: left alone",
+        S.STOPPED: "the restart's fresh read found the job cancelled: left alone",
     },
     S.VERIFYING: {
         S.WATCHING: "next attempt started",

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from lazarus.models.policy import HangPhase, Policy
 from lazarus.models.recovery import Attempt, HangBudgetInForce
+from workflows.blindness import recheck_deadline
 
 
 def hang_budget(policy: Policy, attempt: Attempt) -> timedelta:
@@ -41,9 +42,17 @@ def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:
     """When the hang watchdog fires for a running attempt; None when it must not run.
 
     The silence is counted from the last sign of life telemetry reported (a step or a checkpoint start),
-    or from the attempt's start before any.
+    or from the attempt's start before any. While Lazarus is blind to the attempt (an open blind spell), the
+    watchdog only checks again now and then (:mod:`workflows.blindness`). Never counted from before the
+    attempt's last resume: a suspended attempt (``scontrol suspend``) has no hang watchdog, and a resumed one
+    gets a fresh budget.
     """
-    if attempt.started_at is None or attempt.ended_at is not None:
+    if attempt.started_at is None or attempt.ended_at is not None or attempt.suspended_at is not None:
         return None
     since = attempt.last_progress_at or attempt.started_at
-    return since + hang_budget(policy, attempt)
+    if attempt.resumed_at is not None:
+        since = max(since, attempt.resumed_at)
+    budget = hang_budget(policy, attempt)
+    deadline = since + budget
+    recheck = recheck_deadline(attempt, budget)
+    return max(deadline, recheck) if recheck else deadline

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
+    MAX_APPLIED_EVENT_IDS,
     MAX_REFUSED_ANSWERS,
     MAX_TELEMETRY_NOTES,
     AdviceAction,
@@ -32,8 +33,10 @@ from lazarus.models.recovery import (
     Attempt,
     AttemptEnded,
     AttemptStarted,
+    AttemptSuspension,
     HangBudgetInForce,
     JobRecoveryInput,
+    LedgerNote,
     ModeChange,
     ProgressDigest,
     ProgressQuery,
@@ -42,7 +45,7 @@ from lazarus.models.recovery import (
     TelemetryNote,
 )
 from lazarus.models.slurm import JobState
-from workflows import acting
+from workflows import acting, blindness
 from workflows.change import Change
 from workflows.decision import hang_diagnosis, scheduler_diagnosis
 from workflows.effects import (
@@ -56,6 +59,7 @@ from workflows.effects import (
     Effect,
     HoldReleased,
     Input,
+    ModeChecked,
     ProgressChecked,
     Requeued,
     RequeueFailed,
@@ -73,10 +77,23 @@ class Step(NamedTuple):
 
 
 def apply(state: JobRecoveryInput, event: Input, now: datetime) -> Step:
-    """Apply one input to a copy of ``state``; return the new state and the effects to perform, in order."""
+    """Apply one input to a copy of ``state``; return the new state and the effects to perform, in order.
+    A telemetry event whose id was applied already (a redelivery) changes nothing."""
     change = Change(state, now)
-    _HANDLERS[type(event)](change, event)
+    if _first_delivery(change, event):
+        _HANDLERS[type(event)](change, event)
     return Step(change.s, change.effects)
+
+
+def _first_delivery(c: Change, event: Input) -> bool:
+    """Telemetry delivers at least once; remember the latest ids (a bounded window, carried across
+    continue-as-new) so that each event is applied at most once. Events without an id are always applied."""
+    if not isinstance(event, _TELEMETRY_EVENTS) or event.id is None:
+        return True
+    if event.id in c.s.applied_event_ids:
+        return False
+    c.s.applied_event_ids = [*c.s.applied_event_ids, event.id][-MAX_APPLIED_EVENT_IDS:]
+    return True
 
 
 def watchdog_deadline(state: JobRecoveryInput) -> tuple[datetime | None, str | None]:
@@ -131,10 +148,10 @@ def _mode_change(c: Change, change: ModeChange) -> None:
     if change.scope == "cluster":
         c.s.cluster_mode = change.mode or Mode.MONITOR
         if c.s.cluster_mode == Mode.MONITOR:
-            c.s.job_mode = None  # the kill switch wins over every per-job choice
+            c.s.job_mode, c.s.job_mode_by_operator = None, False  # the kill switch wins over every per-job choice
         # lifting it (act) keeps a job's own request for monitor mode
     else:
-        c.s.job_mode = change.mode
+        c.s.job_mode, c.s.job_mode_by_operator = change.mode, change.mode is not None
     c.emit(SearchAttributes(mode=c.mode))
 
 
@@ -155,11 +172,44 @@ def _progress(c: Change, event: ProgressDigest) -> None:
     c.record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
     attempt.checkpointing = event.checkpointing
     attempt.hang_budget = event.hang_budget or attempt.hang_budget
+    _sight_back(c, attempt, event.observed_at)  # the digest is telemetry's heartbeat
+
+
+def _sight_back(c: Change, attempt: Attempt, at: datetime | None) -> None:
+    """Telemetry saw the attempt at ``at``: an open blind spell ends there."""
+    spell = blindness.observed(attempt, at)
+    if spell is not None:
+        c.emit(Details(f"attempt {attempt.index} seen again after {spell.seconds:.0f} s blind ({spell.reason})"))
+
+
+def _blind(c: Change, attempt: Attempt, since: datetime, reason: str) -> None:
+    """The hang watchdog is due but Lazarus cannot see the attempt: record it, and check again later."""
+    spell = blindness.went_blind(attempt, since, reason, c.now)
+    if spell.checks == 1:
+        c.emit(
+            Warn(
+                f"job {c.s.job_id}: Lazarus cannot see attempt {attempt.index} ({reason}); the hang watchdog "
+                "waits for a fresh observation"
+            )
+        )
+    c.emit(Details(f"blind to attempt {attempt.index} for {spell.seconds:.0f} s: {reason}"))
+
+
+def _suspension(c: Change, event: AttemptSuspension) -> None:
+    """A suspended attempt cannot progress: the hang watchdog stops, and on resume its budget starts afresh."""
+    attempt = c.attempt(event.attempt)
+    if event.suspended:
+        attempt.suspended_at = attempt.suspended_at or event.at
+        c.emit(Details(f"attempt {attempt.index} suspended by Slurm since {event.at:%H:%M:%S}: hang watchdog paused"))
+    elif attempt.suspended_at is not None:
+        attempt.suspended_at, attempt.resumed_at = None, event.at
+        c.emit(Details(f"attempt {attempt.index} resumed at {event.at:%H:%M:%S}: hang watchdog armed afresh"))
 
 
 def _attempt_ended(c: Change, event: AttemptEnded) -> None:
     attempt = c.attempt(event.attempt)
     attempt.ended_at, attempt.end_state, attempt.exit_code = event.at, event.state, event.exit_code
+    _sight_back(c, attempt, c.now)  # the scheduler showed the end
     if event.nodes and not attempt.nodes:
         attempt.nodes = list(event.nodes)
     if c.s.state not in (RecoveryState.WATCHING, RecoveryState.VERIFYING):
@@ -236,9 +286,15 @@ def _watchdog_fired(c: Change, _: WatchdogFired) -> None:
 
 
 def _progress_checked(c: Change, checked: ProgressChecked) -> None:
-    """Fresh progress moves the deadline on; telemetry that has not read the attempt yet gets one more
-    budget; otherwise the attempt is hung."""
+    """Fresh progress moves the deadline on; a blind telemetry (or none to ask) records a blind spell and
+    the watchdog waits; telemetry that has not read the attempt yet gets one more budget; otherwise the
+    attempt is hung."""
     attempt, view = c.attempt(checked.attempt), checked.view
+    if view.suspended:  # suspended before its suspension event arrived: no hang while Slurm holds it still
+        _suspension(c, AttemptSuspension(attempt=attempt.index, suspended=True, at=c.now))
+        return
+    blind = _blindness(checked)
+    since = blindness.last_seen(attempt, view.observed_at, c.now)  # before new progress moves it
     if (
         view.known
         and view.last_progress_at
@@ -247,11 +303,20 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         c.record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
         attempt.checkpointing = view.checkpointing
         attempt.hang_budget = view.hang_budget or attempt.hang_budget
+        if blind:
+            _blind(c, attempt, since, blind)
+        else:
+            _sight_back(c, attempt, view.observed_at or c.now)
         return
+    if blind:
+        _blind(c, attempt, since, blind)
+        return
+    _sight_back(c, attempt, view.observed_at or c.now)  # telemetry vouches for its view now
     if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
         attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
         return
-    silent = (c.now - (attempt.last_progress_at or attempt.started_at or c.now)).total_seconds()
+    marks = [t for t in (attempt.last_progress_at or attempt.started_at, attempt.resumed_at) if t is not None]
+    silent = (c.now - max(marks, default=c.now)).total_seconds()
     attempt.anomaly = Anomaly(
         attempt=attempt.index,
         kind=FailureKind.HANG,
@@ -262,6 +327,13 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         hang_budget_s=hang_budget(c.s.policy, attempt).total_seconds(),
     )
     c.emit(SearchAttributes(signature=attempt.anomaly.diagnosis.signature, nodes=()), Decide(attempt.anomaly))
+
+
+def _blindness(checked: ProgressChecked) -> str | None:
+    """Why the check cannot see the attempt: telemetry unreachable, or telemetry's own word (None: it can)."""
+    if checked.unreachable is not None:
+        return f"telemetry unreachable ({checked.unreachable})"
+    return checked.view.blind
 
 
 def _answer_refused(c: Change, event: AnswerRefused) -> None:
@@ -284,6 +356,15 @@ def _telemetry_note(c: Change, event: TelemetryNote) -> None:
         c.s.telemetry_notes.append(event.text)
 
 
+_TELEMETRY_EVENTS = (AttemptStarted, ProgressDigest, AttemptEnded, AnomalyDetected, TelemetryNote)
+
+
+def _ledger_note(c: Change, event: LedgerNote) -> None:
+    """What the node ledger did about a node the job implicated: kept once, the newest of them."""
+    if event.text not in c.s.ledger_notes:
+        c.s.ledger_notes = [*c.s.ledger_notes, event.text][-MAX_TELEMETRY_NOTES:]
+
+
 _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     WorkflowStarted: _workflow_started,
     ModeChange: _mode_change,
@@ -292,10 +373,13 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     AttemptEnded: _attempt_ended,
     AnomalyDetected: _anomaly,
     TelemetryNote: _telemetry_note,
+    AttemptSuspension: _suspension,
+    LedgerNote: _ledger_note,
     WatchdogFired: _watchdog_fired,
     ProgressChecked: _progress_checked,
     Decide: acting.decide,
     Answered: acting.answered,
+    ModeChecked: acting.mode_checked,
     AnswerRefused: _answer_refused,
     DecisionExpired: acting.expired,
     DrainFailed: acting.drain_failed,

@@ -5,6 +5,10 @@ cost two history events per digest): it keeps running while the wanted
 deadline is later than its own, and when it fires early the deadline is simply
 re-evaluated and a new timer set. A timer is replaced only when the deadline
 moves earlier. Workflow code only: it reads workflow time and starts timers.
+
+Decisions never compare with ``workflow.now()`` at the moment a timer fires: on a workflow task that was
+retried after a worker died (a transient task), the time a live worker sees can differ from the time a
+replay sees, so "has the deadline passed?" is answered against the deadline the fired timer was set for.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from temporalio import workflow
 class Watchdog:
     def __init__(self) -> None:
         self._timer: asyncio.Future[None] | None = None
-        self._deadline: datetime | None = None
+        self._deadline: datetime | None = None  # when the running timer fires
+        self._armed_for: datetime | None = None  # the deadline it was set for (earlier when that had passed)
 
     @property
     def fired(self) -> bool:
@@ -30,13 +35,14 @@ class Watchdog:
             if deadline is not None and self._deadline is not None and self._deadline <= deadline:
                 return  # fires first; the deadline is re-checked then
             self._timer.cancel()
-        self._timer, self._deadline = None, None
+        self._timer, self._deadline, self._armed_for = None, None, None
         if deadline is None:
             return
         delay = max(deadline - workflow.now(), timedelta(seconds=1))
         self._timer = asyncio.ensure_future(workflow.sleep(delay, summary=summary))
-        self._deadline = workflow.now() + delay
+        self._deadline, self._armed_for = workflow.now() + delay, deadline
 
-    def take(self) -> None:
-        """Forget a timer that fired (the caller handles it)."""
-        self._timer, self._deadline = None, None
+    def take(self) -> datetime | None:
+        """Forget a timer that fired (the caller handles it); returns the deadline it was set for."""
+        fired_for, self._timer, self._deadline, self._armed_for = self._armed_for, None, None, None
+        return fired_for

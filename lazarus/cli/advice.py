@@ -111,12 +111,24 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
             if action == "approve":
                 reply = await handle.execute_update(
                     JobRecoveryWorkflow.approve_advice,
-                    Approval(generation=generation, operator=who, comment=args.comment),
+                    Approval(
+                        generation=generation,
+                        operator=who,
+                        comment=args.comment,
+                        job_id=job_id,
+                        cluster=settings.cluster,
+                    ),
                 )
             else:
                 reply = await handle.execute_update(
                     JobRecoveryWorkflow.reject_advice,
-                    Rejection(generation=generation, operator=who, comment=args.comment),
+                    Rejection(
+                        generation=generation,
+                        operator=who,
+                        comment=args.comment,
+                        job_id=job_id,
+                        cluster=settings.cluster,
+                    ),
                 )
     except WorkflowUpdateFailedError as exc:
         raise AdviceRefused(f"refused: {exc.cause.message if hasattr(exc.cause, 'message') else exc.cause}") from None

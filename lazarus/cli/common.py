@@ -21,7 +21,8 @@ from pydantic import BaseModel
 from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.config import Settings, default_state_dir, load_settings
-from lazarus.errors import LazarusError
+from lazarus.errors import LazarusError, shorten
+from lazarus.models.names import job_of_workflow_id
 from lazarus.slurm.errors import InvalidArgumentError
 from lazarus.slurm.validate import job_id as validate_job_id
 from lazarus.slurm.validate import node_names
@@ -50,10 +51,18 @@ def about_job(settings: Settings, job_id: int) -> Iterator[None]:
 
 
 def job_id_arg(text: str) -> int:
-    """argparse type: a Slurm job id (a positive integer)."""
+    """argparse type: a Slurm job id (a positive integer). A workflow id is refused with the cluster it names:
+    a job id means a job of the configured cluster, and the same number on another cluster is another job."""
     try:
         return validate_job_id(text)
     except InvalidArgumentError as exc:
+        named = job_of_workflow_id(text)
+        if named is not None:
+            cluster, job = named
+            raise argparse.ArgumentTypeError(
+                f"{shorten(repr(text), 100)} is a workflow id: it names job {job} of cluster "
+                f"{shorten(repr(cluster), 60)}; give a job id of the cluster this configuration is for"
+            ) from None
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 

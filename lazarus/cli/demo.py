@@ -1,11 +1,14 @@
 """`lazarus demo [--mode act|monitor]`: the end-to-end story on the embedded stack.
 
 A small training job runs on two nodes (one rank each), prints progress and
-saves checkpoints; at step 15 the node of rank 1 prints a GPU "fallen off the
-bus" Xid and its rank dies, and the other rank dies as its victim. Lazarus
+saves checkpoints; at step 15 the GPU of rank 1's node fails: its fake NVML
+raises Xid 79 (the node agent sees it), the rank prints the "fallen off the
+bus" kernel line and dies, and the other rank dies as its victim. Lazarus
 detects it, blames that node (not the victim's), advises a restart excluding it, requeues the
 job (in monitor mode after an approval), and the new attempt resumes from the
-checkpoint on other nodes and finishes.
+checkpoint on other nodes and finishes. The node ledger drains the node because
+its agent corroborates the job's word (a job's output alone would only exclude
+it from that job); the demo shows the ledger's note.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from temporalio.service import RPCError
 
 from lazarus.cli.common import operator_name, settings_from, ui_link
 from lazarus.cli.timeline import render_timeline
-from lazarus.config import Settings
+from lazarus.config import DevSettings, Settings
+from lazarus.devstack.layout import Layout
+from lazarus.devstack.node_agents import fake_gpus
 from lazarus.errors import LazarusError
 from lazarus.models.names import workflow_id
 from lazarus.models.policy import Mode
@@ -67,25 +72,29 @@ DEMO_NODES = ("node1", "node2", "node3", "node4")
 _STACK_HINT = "; is the stack up? (`lazarus dev up`)"
 
 
-async def _prepare_nodes(slurm: SlurmClient) -> None:
-    """Earlier demo runs drain node2: return the demo nodes to service."""
+async def _prepare_nodes(slurm: SlurmClient, dev: DevSettings) -> None:
+    """Earlier demo runs drain a node and break its fake GPU: repair them and return them to service."""
     state = {node.name: node for node in await slurm.nodes()}
     for name in DEMO_NODES:
         node = state.get(name)
         if node is not None and (node.drained or node.down):
             await slurm.resume(NodeAction(nodes=[name]))
             print(f"  (returned {name} to service after an earlier demo)")
+        gpus = fake_gpus(Layout(dev.state_dir), name)
+        if gpus.state.exists():  # the dev stack runs node agents: their fake GPUs are healthy again
+            gpus.repair(dev.gpus_per_node)
 
 
-def _script(workdir: Path, fault: str) -> Path:
+def _script(workdir: Path, fault: str, layout: Layout) -> Path:
     repo_python = sys.executable
     fault_step = 15
     script = workdir / "train.sbatch"
+    fake_gpu_dir = fake_gpus(layout, "node1").directory.parent
     script.write_text(
         "#!/bin/bash\n"
         f"srun --label --kill-on-bad-exit=1 {repo_python} -m lazarus.demo.train --steps 40 --step-time 0.25 "
         f"--ckpt-every 10 --ckpt-dir {workdir / 'ckpt'} --fault {fault} --fault-rank 1 "
-        f"--fault-step {fault_step} --fault-attempts 0\n"
+        f"--fault-step {fault_step} --fault-attempts 0 --fake-gpu-dir {fake_gpu_dir}\n"
     )
     return script
 
@@ -102,13 +111,13 @@ async def _start_job(settings: Settings, workdir: Path, fault: str) -> int:
             "-J",
             "lazarus-demo",
             f"--output={workdir / 'train-%j.out'}",
-            str(_script(workdir, fault)),
+            str(_script(workdir, fault, Layout(settings.dev.state_dir))),
         ],
         comment=json.dumps({"lazarus": {"policy": "default"}}),
     )
     try:
         async with SlurmClient.local(settings.scheduler, command_timeout=30) as slurm:
-            await _prepare_nodes(slurm)
+            await _prepare_nodes(slurm, settings.dev)
             return (await slurm.submit(request)).job_id
     except SlurmError as exc:
         raise DemoError(f"{exc}{_STACK_HINT}") from None
@@ -157,6 +166,8 @@ def _narrate(status: JobStatus, seen: set[str]) -> None:
                 f"advice{adv.generation}-{adv.status.value}",
                 f"advice {adv.generation} {adv.status.value}{' by ' + adv.decided_by if adv.decided_by else ''}",
             )
+    for note in status.ledger_notes:
+        once(f"ledger-{note}", f"node ledger: {note}")
     once(f"state-{status.state.value}", f"recovery state: {status.state.value}")
 
 

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from temporalio.service import RPCError
 
 from lazarus.cli.parser import LazarusParser, log_level
+from lazarus.cli.terminal import TerminalSafe, terminal_safe
 from lazarus.errors import LazarusError
 
 # Subcommand modules, in the order `lazarus --help` lists them. A module that is
@@ -70,18 +71,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lazarus.logging import setup_logging
 
     setup_logging(level=args.log_level or "WARNING", json_output=args.log_json)
+    stdout, sys.stdout = sys.stdout, TerminalSafe(sys.stdout)  # job text never drives the terminal
     try:
         return int(args.func(args) or 0)
     except LazarusError as exc:
-        print(f"lazarus: {exc}", file=sys.stderr)
+        print(f"lazarus: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except ValidationError as exc:  # an argument no argparse type covers reached a model
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        print(f"lazarus: invalid {exc.title}{f' {where}' if where else ''}: {first['msg']}", file=sys.stderr)
+        print(
+            terminal_safe(f"lazarus: invalid {exc.title}{f' {where}' if where else ''}: {first['msg']}"),
+            file=sys.stderr,
+        )
         return 2
     except RPCError as exc:  # Temporal answered, but no: unknown workflow, refused query, bad visibility query
-        print(f"lazarus: Temporal refused the request: {exc.message}", file=sys.stderr)
+        print(f"lazarus: Temporal refused the request: {terminal_safe(exc.message)}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as exc:
         print(
@@ -92,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lazarus: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = stdout
 
 
 def _reader_went_away() -> int:

@@ -51,6 +51,7 @@ POLICY_OPTIONS = {  # option → LedgerPolicy field
     "--max-drain-fraction": "max_drain_fraction",
     "--reconcile-interval": "reconcile_interval",
     "--max-implications": "max_implications",
+    "--corroborating-users": "corroborating_users",
 }
 
 
@@ -140,7 +141,7 @@ async def _list(args: argparse.Namespace) -> int:
     if not view.nodes:
         print("no node has been implicated")
         return 0
-    print(f"{'NODE':12} {'JOBS':>4}  {'DRAINED':8} {'SLURM':16} LAST SIGNATURE / NOTE")
+    print(f"{'NODE':12} {'JOBS':>4} {'USERS':>5}  {'DRAINED':8} {'SLURM':16} LAST SIGNATURE / NOTE")
     for rec in view.nodes:
         last = rec.implications[-1] if rec.implications else None
         note = rec.refused[-1] if rec.refused else (rec.drain_reason or "")
@@ -148,13 +149,16 @@ async def _list(args: argparse.Namespace) -> int:
             note = f"resumed by {rec.resumed_by} at {rec.resumed_at:%Y-%m-%d %H:%M}"
         elif rec.drained_by:
             note = f"drained by {rec.drained_by}: {rec.drain_reason}"
+        if rec.waiting and not rec.drained:
+            note = rec.waiting
         now = slurm.get(rec.node)
         state = now.state.lower() if now else "?"
         if now and now.drained != rec.drained:  # the ledger has not caught up yet: it reconciles periodically
             state = f"{state} ≠"
             note = f"ledger and Slurm disagree; {note}"
+        users = len({i.user or "?" for i in rec.implications})
         print(
-            f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4}  "
+            f"{rec.node:12} {len({i.job_id for i in rec.implications}):>4} {users:>5}  "
             f"{'yes' if rec.drained else 'no':8} {state:16} {(last.signature if last else '-') or '-'}  {note}"
         )
     return 0

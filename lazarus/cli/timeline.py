@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lazarus.models.recovery import Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
+from lazarus.models.recovery import Advice, Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
 
 _PHASES = {
     "startup": "start-up, before the first progress line",
@@ -35,6 +35,11 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
         f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
         f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}"
     )
+    for spell in attempt.blind_spells:
+        lines.append(
+            f"    blind {_t(spell.since)}-{_t(spell.until) if spell.until else 'now'} "
+            f"({spell.seconds:.0f} s, {spell.checks} hang check(s) waited): {spell.reason}"
+        )
     if attempt.anomaly:
         a, d = attempt.anomaly, attempt.anomaly.diagnosis
         lines.append(
@@ -53,6 +58,7 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
             f"{'excluding ' + ','.join(adv.exclude_nodes) if adv.exclude_nodes else ''} -> {adv.status.value}"
             f"{' by ' + adv.decided_by if adv.decided_by else ''}: {adv.reason}"
         )
+        lines.extend(advice_notes(adv))
         nxt = next((b for b in status.attempts if b.index > attempt.index and b.started_at), None)
         if attempt.requeued_at:
             lines.append(
@@ -61,6 +67,21 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
             )
     if attempt.outcome:
         lines.append(f"    outcome: {attempt.outcome}")
+    return lines
+
+
+def advice_notes(adv: Advice) -> list[str]:
+    """What became of the advice beyond its status: why it waited for a person in act mode, why it was not
+    executed, whether its exclusions reached the new attempt."""
+    lines = []
+    if adv.monitor_reason:
+        lines.append(f"    waited for approval: {adv.monitor_reason}")
+    if adv.not_executed_reason:
+        lines.append(f"    not executed: {adv.not_executed_reason}")
+    if adv.exclusions_applied is True:
+        lines.append(f"    exclusions applied: {','.join(adv.exclude_nodes)}")
+    elif adv.exclusions_applied is False:
+        lines.append(f"    exclusions not applied: {adv.not_applied_reason or 'reason not recorded'}")
     return lines
 
 
@@ -88,6 +109,7 @@ def render_timeline(status: JobStatus, link: str) -> str:
         out.append(f"  reason: {status.stop_reason}")
     out.extend(f"  note: {note}" for note in status.opt_in_notes)
     out.extend(f"  telemetry: {note}" for note in status.telemetry_notes)
+    out.extend(f"  node ledger: {note}" for note in status.ledger_notes)
     if status.hang_budget:
         out.append(hang_line(status.hang_budget, status.hang_deadline))
     if status.refused_answers:

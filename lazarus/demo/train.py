@@ -9,6 +9,11 @@ victims of a dead peer print, and the job dies.
 
     python -m lazarus.demo.train --steps 40 --ckpt-every 10 --ckpt-dir DIR \\
         --fault xid79 --fault-rank 1 --fault-step 15 --fault-attempts 0
+
+With ``--fake-gpu-dir`` (the dev stack's fake NVML scripts, one directory per
+node) a hardware fault also reaches the failing node's fake GPU first, as a real
+one reaches the driver before the job sees it: the node agent reports the Xid
+(or the ECC error), which corroborates the job's word when Lazarus drains the node.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from lazarus.devstack.fake_nvml import FakeGpuScript
 from lazarus.progress import report
 
 FAULTS = ("none", "xid79", "ecc", "nccl-timeout", "app-error", "hang", "noisy")
@@ -34,6 +40,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fault-rank", type=int, default=1, help="the rank whose GPU/process fails")
     p.add_argument("--fault-step", type=int, default=15)
     p.add_argument("--fault-attempts", default="0", help="comma-separated attempts that fault, or 'all'")
+    p.add_argument(
+        "--fake-gpu-dir",
+        type=Path,
+        help="the dev stack's fake NVML scripts (<dir>/<node>/): a hardware fault reaches the node's fake GPU too",
+    )
     return p.parse_args(argv)
 
 
@@ -46,9 +57,24 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-def inject(fault: str, rank: int, node: str, step: int, on_fault_node: bool) -> None:
+def break_gpu(fake_gpu_dir: Path | None, node: str, fault: str) -> None:
+    """The hardware side of a fault: the node's fake GPU raises it, and its agent sees it at its next poll."""
+    if fake_gpu_dir is None or not (fake_gpu_dir / node).is_dir():
+        return
+    gpus = FakeGpuScript(fake_gpu_dir / node)
+    if fault == "xid79":
+        gpus.xid(0, 79)
+    else:
+        gpus.set(0, "ecc_dbe_vol", 1)
+
+
+def inject(fault: str, rank: int, node: str, step: int, on_fault_node: bool, fake_gpu_dir: Path | None = None) -> None:
     """Print what a real failure prints, then die (or hang) like it."""
     pci = "PCI:0000:3b:00"
+    if fault in ("xid79", "ecc") and fake_gpu_dir is not None:
+        if on_fault_node:
+            break_gpu(fake_gpu_dir, node, fault)
+        time.sleep(2.0)  # every rank: the agent (1 s polls) sees the fault before the job crashes on it
     if fault == "xid79":
         if on_fault_node:
             say(f"[{time.time():.3f}] {node} kernel: NVRM: Xid ({pci}): 79, pid=4242, GPU has fallen off the bus.")
@@ -94,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     for step in range(start + 1, args.steps + 1):
         time.sleep(args.step_time)
         if faulting and args.fault != "none" and step == args.fault_step:
-            inject(args.fault, rank, node, step, rank == args.fault_rank)
+            inject(args.fault, rank, node, step, rank == args.fault_rank, args.fake_gpu_dir)
         if args.fault == "noisy" and step % 5 == 0:
             say("NCCL INFO Channel 00/02 :    0   1")
             say("UserWarning: torch.distributed._all_gather_base is a private function and will be deprecated")

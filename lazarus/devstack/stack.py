@@ -1,7 +1,8 @@
 """``dev up`` / ``down`` / ``status``: the whole embedded stack, in dependency order.
 
 Order: munged -> MariaDB -> slurmdbd -> slurmctld -> slurmd x N -> Temporal ->
-workers. ``up`` starts only what is down and waits for each part to answer;
+node agents x N (with the workers: one per fake node, on a fake NVML built with
+gcc) -> workers. ``up`` starts only what is down and waits for each part to answer;
 ``down`` stops, in reverse order, only processes whose pid file names a live
 process carrying this stack's marker, then kills job processes and
 ``slurmstepd`` left behind by this cluster (and only this cluster). One file
@@ -16,7 +17,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from loguru import logger
@@ -24,10 +25,12 @@ from loguru import logger
 from lazarus.config import DevSettings
 from lazarus.devstack import procs
 from lazarus.devstack.component import Component
+from lazarus.devstack.fake_nvml import build_fake_nvml
 from lazarus.devstack.layout import MARKER_ENV, Layout
 from lazarus.devstack.mariadb import mariadb_component
 from lazarus.devstack.munge import munge_component
 from lazarus.devstack.netports import reserve_ports
+from lazarus.devstack.node_agents import library_dir, node_agent_components
 from lazarus.devstack.packages import ACCOUNTING_PACKAGES, SLURM_PACKAGES, ensure_packages
 from lazarus.devstack.slurm import client_env, slurm_components, wait_cluster_ready
 from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
@@ -48,6 +51,7 @@ class Parts:
 
     temporal: bool = True
     workers: bool = True
+    node_agents: bool = True
 
 
 @dataclass
@@ -61,7 +65,10 @@ class UpReport:
 class DevStack:
     def __init__(self, dev: DevSettings, parts: Parts = Parts()) -> None:
         self.dev = dev
-        self.parts = Parts(temporal=parts.temporal, workers=parts.workers and dev.workers and parts.temporal)
+        workers = parts.workers and dev.workers and parts.temporal
+        self.parts = Parts(
+            temporal=parts.temporal, workers=workers, node_agents=parts.node_agents and dev.node_agents and workers
+        )
         self.layout = Layout(dev.state_dir)
 
     @property
@@ -92,6 +99,8 @@ class DevStack:
         comps += slurm_components(dev, self.layout, env)
         if self.parts.temporal or everything:
             comps.append(temporal_component(self.dev, self.layout, env))
+        if self.parts.node_agents or everything:
+            comps += node_agent_components(self.dev, self.layout, env)
         if (self.parts.workers and workers_available()) or everything:
             comps.append(workers_component(self.dev, self.layout, self.marker))
         return comps
@@ -110,7 +119,8 @@ class DevStack:
             make_fake_gpus(self.dev, self.layout)
             if self._write_configs_changed():
                 self._restart_slurm_for_new_config(report)
-            write_lazarus_yaml(self.dev, self.layout)
+            self._build_fake_nvml(report)
+            write_lazarus_yaml(self.dev, self.layout, node_agents=self.parts.node_agents)
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.host is not installed)")
             comps = self.components()
@@ -170,6 +180,15 @@ class DevStack:
             metrics_urls=metrics.urls() if metrics else [],
             components=rows,
         )
+
+    def _build_fake_nvml(self, report: UpReport) -> None:
+        """The node agents' fake NVML; without gcc the stack runs without them, and says so."""
+        if self.parts.node_agents and build_fake_nvml(library_dir(self.layout)) is None:
+            self.parts = replace(self.parts, node_agents=False)
+            report.notes.append(
+                "node agents: not started (gcc is needed to build their fake NVML); drains then "
+                "wait for corroboration from Slurm or from jobs of several users"
+            )
 
     @property
     def _enabled_file(self) -> Path:

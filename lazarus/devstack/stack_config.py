@@ -13,6 +13,7 @@ import yaml
 
 from lazarus.config import DevSettings, MetricsSettings
 from lazarus.devstack.layout import Layout
+from lazarus.devstack.node_agents import agent_urls
 
 
 def stack_metrics(dev: DevSettings) -> MetricsSettings:
@@ -20,8 +21,9 @@ def stack_metrics(dev: DevSettings) -> MetricsSettings:
     return MetricsSettings(port=dev.metrics_port, temporal_port=dev.temporal_metrics_port, address="127.0.0.1")
 
 
-def stack_config(dev: DevSettings, layout: Layout) -> dict[str, Any]:
-    return {
+def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) -> dict[str, Any]:
+    """The stack's configuration; ``node_agents``: the stack runs one agent per node, read before a drain."""
+    config: dict[str, Any] = {
         "cluster": dev.cluster_name,
         "temporal": {
             "address": f"127.0.0.1:{dev.temporal_port}",
@@ -32,11 +34,14 @@ def stack_config(dev: DevSettings, layout: Layout) -> dict[str, Any]:
         "metrics": stack_metrics(dev).model_dump(mode="json"),
         "dev": dev.model_dump(mode="json"),
     }
+    if node_agents:
+        config["node_agents"] = {"urls": agent_urls(dev)}
+    return config
 
 
-def write_lazarus_yaml(dev: DevSettings, layout: Layout) -> None:
+def write_lazarus_yaml(dev: DevSettings, layout: Layout, node_agents: bool = False) -> None:
     text = "# Written by `lazarus dev up`; rewritten on every up.\n" + yaml.safe_dump(
-        stack_config(dev, layout), sort_keys=False
+        stack_config(dev, layout, node_agents), sort_keys=False
     )
     tmp = layout.lazarus_yaml.with_suffix(".yaml.tmp")
     tmp.write_text(text)

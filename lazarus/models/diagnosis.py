@@ -52,6 +52,15 @@ class Category(StrEnum):
     UNKNOWN = "unknown"
 
 
+class EvidenceSource(StrEnum):
+    """Where a diagnosis's implicated nodes come from. A job's own output (its log lines, its metrics) can by
+    itself only exclude nodes from that job; draining a node for everyone needs evidence from outside the job."""
+
+    JOB_OUTPUT = "job_output"
+    NODE_AGENT = "node_agent"
+    SCHEDULER = "scheduler"
+
+
 class RetryAdvice(StrEnum):
     RETRY_SAME_NODES = "retry_same_nodes"
     RETRY_EXCLUDING_NODES = "retry_excluding_nodes"
@@ -79,6 +88,10 @@ class Diagnosis(BaseModel):
     signature: str | None = Field(None, description="id of the root-cause signature")
     retry_advice: RetryAdvice | None = Field(None, description="None when there is nothing to recover")
     implicated_nodes: list[str] = Field(default_factory=list)
+    implicated_by: EvidenceSource = Field(
+        EvidenceSource.JOB_OUTPUT,
+        description="where the implicated nodes come from: the job's own output, the node agents, or the scheduler",
+    )
     confidence: float = Field(0.0, ge=0.0, le=1.0)
     evidence: list[Evidence] = Field(default_factory=list)
     explanation: str = Field("", description="one-paragraph human summary")

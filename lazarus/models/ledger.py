@@ -7,6 +7,9 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lazarus.models.diagnosis import EvidenceSource
+from lazarus.models.policy import Mode
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -15,7 +18,11 @@ class _Model(BaseModel):
 class LedgerPolicy(_Model):
     """Rules for cross-job node decisions."""
 
-    lemon_job_count: int = Field(3, ge=2, description="a node implicated by this many different jobs is a lemon")
+    lemon_job_count: int = Field(
+        3,
+        ge=2,
+        description="a node implicated by jobs of this many different users is a lemon (jobs of one user count once)",
+    )
     lemon_window: timedelta = Field(timedelta(hours=24), gt=timedelta(0), description="...within this window")
     max_drain_fraction: float = Field(
         0.25, gt=0, le=1, description="never drain more than this fraction of the cluster's nodes"
@@ -27,6 +34,13 @@ class LedgerPolicy(_Model):
     )
     max_implications: int = Field(
         2000, ge=10, description="the ledger keeps at most this many implications; the oldest are trimmed"
+    )
+    corroborating_users: int = Field(
+        2,
+        ge=2,
+        description="a node that only jobs' own output implicates is drained once jobs of this many "
+        "different users implicated it within the lemon window (other corroboration: the node agent, Slurm's "
+        "node state)",
     )
 
     def max_drained(self, cluster_size: int) -> int:
@@ -45,6 +59,12 @@ class Implication(_Model):
     category: str = "unknown"
     at: datetime
     drain_requested: bool = Field(False, description="the job's advice asked for this node to be drained")
+    user: str = Field("", description="the job's user; jobs of one user are one voice (empty: not known)")
+    source: EvidenceSource = Field(
+        EvidenceSource.JOB_OUTPUT,
+        description="where the evidence comes from: the job's own output can by itself "
+        "only exclude the node from that job",
+    )
 
 
 OUTSIDE_LAZARUS = "outside Lazarus"
@@ -72,6 +92,11 @@ class NodeRecord(_Model):
     history: list[str] = Field(
         default_factory=list, description="changes the ledger noticed in Slurm but did not make, newest last"
     )
+    waiting: str | None = Field(
+        None,
+        description="a drain asked for on one job's word alone, waiting for corroboration from outside "
+        "the job (re-evaluated with each implication and reconciliation)",
+    )
 
     @property
     def drained(self) -> bool:
@@ -84,6 +109,7 @@ class LedgerInput(_Model):
     policy: LedgerPolicy = LedgerPolicy()
     policy_set_by: str | None = Field(None, description="who sent the policy in force (config, an operator)")
     scheduler_queue: str = "lazarus-scheduler"
+    telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the node health activity")
     nodes: dict[str, NodeRecord] = Field(default_factory=dict)
     mode_override: str | None = Field(
         None,
@@ -98,6 +124,7 @@ class PolicyChange(_Model):
 
     policy: LedgerPolicy
     by: str = Field(min_length=1, description="who sent it, e.g. 'config at worker start' or an operator")
+    telemetry_queue: str | None = Field(None, description="the workers' telemetry task queue (sent at worker start)")
 
 
 class ResumeRequest(_Model):
@@ -119,3 +146,30 @@ class LedgerView(_Model):
     nodes: list[NodeRecord]
     mode_override: str | None = None
     mode_set_by: str | None = None
+
+
+class ClusterMode(_Model):
+    """The cluster-wide mode an operator set in the ledger (the kill switch), read right before acting."""
+
+    mode: Mode | None = Field(None, description="None: no operator override (the job's own mode stands)")
+    set_by: str | None = None
+
+
+class NodeHealthQuery(_Model):
+    """The node agents' verdict on these nodes (activity ``node_health``), asked before a drain."""
+
+    nodes: list[str] = Field(min_length=1, max_length=64)
+
+
+class NodeHealthVerdict(_Model):
+    node: str
+    failed: bool
+    detail: str = Field("", description="what the agent reports, e.g. 'failed: Xid 79'")
+
+
+class NodeHealthReport(_Model):
+    """What the node agents say; nodes without a current verdict are left out, and ``unavailable`` says why
+    when none could be read."""
+
+    verdicts: list[NodeHealthVerdict] = Field(default_factory=list)
+    unavailable: str | None = None

@@ -28,12 +28,34 @@ SET_LEDGER_POLICY = "set_policy"  # signal: PolicyChange (drain budget, lemon ru
 SET_CLUSTER_MODE = "set_cluster_mode"  # signal: ModeChange for jobs discovered from now on
 LEDGER_VIEW = "view"  # query: LedgerView
 
+# ---- the telemetry lease: one per cluster, held by the one telemetry replica that runs the loop ----
+
+TELEMETRY_LEASE_WORKFLOW = "TelemetryLeaseWorkflow"
+ACQUIRE_LEASE = "acquire"  # update: LeaseRequest -> LeaseGrant (refused while another holder's term lasts)
+RENEW_LEASE = "renew"  # update: LeaseRequest -> LeaseGrant (refused unless the caller's term is current)
+RELEASE_LEASE = "release"  # update: LeaseRequest (the holder stops; a standby may take over at once)
+LEASE_VIEW = "view"  # query: LeaseView
+
 
 def workflow_id(cluster: str, job_id: int) -> str:
     """The job workflow's id: one workflow per job, named by cluster and Slurm job id."""
     return f"lazarus-{cluster}-{job_id}"
 
 
+def job_of_workflow_id(wid: str) -> tuple[str, int] | None:
+    """The cluster and job a job workflow id names (``lazarus-<cluster>-<job id>``); None for anything else."""
+    prefix, _, rest = wid.partition("-")
+    cluster, _, job = rest.rpartition("-")
+    if prefix != "lazarus" or not cluster or not job.isascii() or not job.isdigit():
+        return None
+    return cluster, int(job)
+
+
 def ledger_id(cluster: str) -> str:
     """The node ledger's id: one per cluster."""
     return f"lazarus-{cluster}-ledger"
+
+
+def telemetry_lease_id(cluster: str) -> str:
+    """The telemetry lease's id: one per cluster."""
+    return f"lazarus-{cluster}-telemetry-lease"

@@ -60,7 +60,11 @@ class Policy(BaseModel):
         3, ge=1, description="stop after this many consecutive attempts that saved no new checkpoint"
     )
     max_attempts: int = Field(10, ge=1, description="stop after this many attempts in total")
-    drain_implicated_nodes: bool = Field(True, description="drain hardware-implicated nodes as well as excluding them")
+    drain_implicated_nodes: bool = Field(
+        True,
+        description="ask the node ledger to drain hardware-implicated nodes as well as excluding them (it "
+        "drains only with corroboration from outside the job)",
+    )
     min_confidence_to_act: float = Field(
         0.0,
         ge=0.0,

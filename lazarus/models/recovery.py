@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lazarus.models.diagnosis import Category, Diagnosis, FailureKind, within_allocation
+from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, within_allocation
 from lazarus.models.policy import HangPhase, Mode, Policy
 from lazarus.models.slurm import JobState
 
@@ -56,6 +56,7 @@ class AdviceStatus(StrEnum):
     EXECUTED = "executed"
     SUPERSEDED = "superseded"  # the job moved on (new attempt, completed) before the advice was acted on
     FAILED = "failed"  # acting on it failed
+    NOT_EXECUTED = "not-executed"  # decided or approved, but the fresh state at the moment of acting said no
 
 
 class Anomaly(_Model):
@@ -82,12 +83,52 @@ class Advice(_Model):
     category: Category = Category.UNKNOWN
     signature: str | None = None
     evidence: list[str] = Field(default_factory=list, description="short evidence lines")
+    implicated_by: EvidenceSource = Field(
+        EvidenceSource.JOB_OUTPUT,
+        description="where the evidence against the nodes comes from (the job's own "
+        "output alone never drains a node for everyone)",
+    )
     status: AdviceStatus = AdviceStatus.PENDING
     created_at: datetime
     expires_at: datetime | None = None
     decided_by: str | None = Field(None, description="operator who approved/rejected, or 'lazarus' in act mode")
     decided_at: datetime | None = None
     comment: str | None = None
+    not_executed_reason: str | None = Field(
+        None,
+        description="why the advice was not carried out (status not-executed), e.g. the job completed "
+        "before the approved action",
+    )
+    exclusions_applied: bool | None = Field(
+        None,
+        description="after the restart: whether the new attempt carries the advised exclusions (None: "
+        "no exclusions advised, or not acted on)",
+    )
+    not_applied_reason: str | None = Field(None, description="why the advised exclusions were not applied")
+    monitor_reason: str | None = Field(
+        None,
+        description="why advice decided in act mode waited for a person: the kill switch was thrown, or "
+        "the cluster-wide mode could not be read at the moment of acting",
+    )
+
+
+class BlindSpell(_Model):
+    """A time when Lazarus could not see an attempt (scheduler unreachable, log unreadable, telemetry down or
+    lagging) and the hang watchdog, due then, waited instead of deciding."""
+
+    since: datetime = Field(description="the last time Lazarus saw the attempt before it went blind")
+    until: datetime | None = Field(None, description="the first fresh observation heard after it; None while blind")
+    checked_at: datetime = Field(description="the latest hang check that found Lazarus blind (workflow time)")
+    reason: str = Field(description="why Lazarus could not see the attempt, as the latest check found it")
+    checks: int = Field(1, ge=1, description="hang checks that found Lazarus blind in this spell")
+
+    @property
+    def seconds(self) -> float:
+        """How long Lazarus was blind (so far, while the spell lasts)."""
+        return max(0.0, ((self.until or self.checked_at) - self.since).total_seconds())
+
+
+MAX_BLIND_SPELLS = 10  # per attempt; later spells are merged into the last one
 
 
 class Attempt(_Model):
@@ -111,6 +152,21 @@ class Attempt(_Model):
     advice_generation: int | None = None
     outcome: str | None = Field(None, description="what happened to this attempt, in words")
     requeued_at: datetime | None = Field(None, description="when Lazarus's requeue of this attempt was verified")
+    observed_at: datetime | None = Field(
+        None, description="the newest time telemetry said it saw the attempt (fresh scheduler row and readable log)"
+    )
+    blind_spells: list[BlindSpell] = Field(
+        default_factory=list,
+        description="when the hang watchdog could not "
+        f"decide because Lazarus could not see the attempt (the first "
+        f"{MAX_BLIND_SPELLS})",
+    )
+    suspended_at: datetime | None = Field(
+        None, description="while Slurm shows the attempt SUSPENDED: since when (the hang watchdog does not run)"
+    )
+    resumed_at: datetime | None = Field(
+        None, description="when the attempt last resumed from a suspension: its hang budget runs afresh from here"
+    )
 
     def bound_to_allocation(self, nodes: list[str]) -> list[str]:
         """The ``nodes`` of this attempt's allocation, in order: the only nodes a decision about this
@@ -125,6 +181,7 @@ class Attempt(_Model):
 
 
 MAX_TELEMETRY_NOTES = 20
+MAX_APPLIED_EVENT_IDS = 128  # the window of telemetry event ids a workflow remembers, to apply each once
 MAX_REFUSED_ANSWERS = 10
 
 
@@ -155,6 +212,11 @@ class JobRecoveryInput(_Model):
     policy: Policy = Policy()
     cluster_mode: Mode = Mode.MONITOR
     job_mode: Mode | None = Field(None, description="per-job override (`lazarus mode act --job N`)")
+    job_mode_by_operator: bool = Field(
+        False,
+        description="job_mode was set by an operator's signal since the last "
+        "kill switch reached the job: it stands without reading the ledger",
+    )
     opt_in_error: str | None = Field(None, description="set when the job's comment is invalid: the job is ignored")
     opt_in_notes: list[str] = Field(
         default_factory=list,
@@ -165,6 +227,12 @@ class JobRecoveryInput(_Model):
         default_factory=list,
         description="what telemetry would not or could not "
         f"do for the job, e.g. a log file refused (the first {MAX_TELEMETRY_NOTES})",
+    )
+    ledger_notes: list[str] = Field(
+        default_factory=list,
+        description="what the node ledger did about the nodes "
+        f"the job implicated, e.g. a drain waiting for corroboration (the first "
+        f"{MAX_TELEMETRY_NOTES})",
     )
     refused_answers: list[RefusedAnswer] = Field(
         default_factory=list,
@@ -183,12 +251,26 @@ class JobRecoveryInput(_Model):
     scheduler_queue: str = Field("lazarus-scheduler", description="task queue of the Slurm activities")
     telemetry_queue: str = Field("lazarus-telemetry", description="task queue of the telemetry activities")
     ledger_workflow_id: str | None = Field(None, description="node ledger to report implications to")
+    applied_event_ids: list[str] = Field(
+        default_factory=list,
+        description="ids of the latest telemetry events "
+        f"applied (at most {MAX_APPLIED_EVENT_IDS}): a redelivered one is ignored",
+    )
 
 
 # ---- events the telemetry loop sends (one signal: `job_event`) ------------------------------
 
 
-class AttemptStarted(_Model):
+class _JobEvent(_Model):
+    """Telemetry delivers events at least once (it re-sends until a signal succeeds); the workflow applies
+    each id once. Events from older telemetry carry no id."""
+
+    id: str | None = Field(
+        None, max_length=200, description="`<job>/<attempt>/<kind>/<n>`, the same for a resent event"
+    )
+
+
+class AttemptStarted(_JobEvent):
     type: Literal["attempt_started"] = "attempt_started"
     attempt: int = Field(ge=0)
     nodes: list[str]
@@ -196,7 +278,7 @@ class AttemptStarted(_Model):
     at: datetime
 
 
-class ProgressDigest(_Model):
+class ProgressDigest(_JobEvent):
     """Coarse progress, sent on checkpoints and at most every few seconds; never per step."""
 
     type: Literal["progress"] = "progress"
@@ -207,9 +289,14 @@ class ProgressDigest(_Model):
     max_step_interval: timedelta | None = None
     checkpointing: bool = Field(False, description="a checkpoint save has started and not finished")
     hang_budget: timedelta | None = Field(None, description="budget learned by telemetry for the current phase")
+    observed_at: datetime | None = Field(
+        None,
+        description="when telemetry last saw the job (fresh scheduler row "
+        "and readable log): the heartbeat that ends a blind spell",
+    )
 
 
-class AttemptEnded(_Model):
+class AttemptEnded(_JobEvent):
     type: Literal["attempt_ended"] = "attempt_ended"
     attempt: int = Field(ge=0)
     state: JobState
@@ -219,20 +306,38 @@ class AttemptEnded(_Model):
     failed_nodes: list[str] = Field(default_factory=list, description="job nodes Slurm shows DOWN/failed")
 
 
-class AnomalyDetected(_Model):
+class AttemptSuspension(_JobEvent):
+    """Slurm shows the attempt SUSPENDED (``scontrol suspend``), or running again after it: a suspended job
+    makes no progress by design, so the hang watchdog pauses."""
+
+    type: Literal["suspension"] = "suspension"
+    attempt: int = Field(ge=0)
+    suspended: bool = Field(description="True: suspended now; False: resumed")
+    at: datetime
+
+
+class AnomalyDetected(_JobEvent):
     type: Literal["anomaly"] = "anomaly"
     anomaly: Anomaly
 
 
-class TelemetryNote(_Model):
+class TelemetryNote(_JobEvent):
     """Something telemetry would not or could not do for the job, e.g. a log file it refused to read."""
 
     type: Literal["note"] = "note"
     text: str = Field(min_length=1, max_length=500)
 
 
+class LedgerNote(_JobEvent):
+    """What the node ledger did about a node this job implicated (drained, or waiting for corroboration)."""
+
+    type: Literal["ledger_note"] = "ledger_note"
+    text: str = Field(min_length=1, max_length=500)
+
+
 JobEvent = Annotated[
-    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote, Field(discriminator="type")
+    AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote,
+    Field(discriminator="type"),
 ]
 
 
@@ -247,12 +352,18 @@ class Approval(_Model):
     generation: int = Field(ge=1, description="the advice generation being approved")
     operator: str = Field(min_length=1)
     comment: str | None = None
+    job_id: int | None = Field(
+        None, description="the job the operator means (the CLI sets it); another job's workflow refuses the answer"
+    )
+    cluster: str | None = Field(None, description="the cluster of that job (the CLI sets it)")
 
 
 class Rejection(_Model):
     generation: int = Field(ge=1)
     operator: str = Field(min_length=1)
     comment: str | None = None
+    job_id: int | None = Field(None, description="the job the operator means (the CLI sets it)")
+    cluster: str | None = Field(None, description="the cluster of that job (the CLI sets it)")
 
 
 class ModeChange(_Model):
@@ -292,6 +403,7 @@ class JobStatus(_Model):
     hang_deadline: datetime | None = None
     opt_in_notes: list[str] = Field(default_factory=list, description="notes on the job's opt-in comment")
     telemetry_notes: list[str] = Field(default_factory=list, description="e.g. a log file telemetry refused to read")
+    ledger_notes: list[str] = Field(default_factory=list, description="e.g. a drain waiting for corroboration")
     refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
     hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
 
@@ -325,3 +437,15 @@ class ProgressView(_Model):
     max_step_interval: timedelta | None = None
     checkpointing: bool = False
     hang_budget: timedelta | None = None
+    observed_at: datetime | None = Field(
+        None,
+        description="when telemetry last saw the attempt (fresh scheduler "
+        "row and readable log); for an attempt it does not know, its last "
+        "scheduler query",
+    )
+    blind: str | None = Field(
+        None,
+        description="why telemetry cannot see the attempt now (None: its view is "
+        "fresh): the hang watchdog must not decide on it",
+    )
+    suspended: bool = Field(False, description="Slurm showed the attempt SUSPENDED in the loop's last cycle")

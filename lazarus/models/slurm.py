@@ -157,9 +157,39 @@ class RestartResult(BaseModel):
     job_id: int
     new_attempt: int
     excluded_nodes: list[str]
-    already_done: bool = Field(False, description="a previous try had already requeued this attempt")
+    already_done: bool = Field(
+        False,
+        description="the attempt had already been requeued (by Slurm, or by a "
+        "previous try of this action) when the action read the job",
+    )
     state: JobState
     nodes: list[str] = Field(default_factory=list, description="where the new attempt runs (when verified running)")
+    not_done_reason: str | None = Field(
+        None,
+        description="set when nothing was done because the fresh read showed the attempt had completed or "
+        "been cancelled: Lazarus never requeues such a job (``state`` and ``exit_code`` say how it ended)",
+    )
+    exit_code: int | None = Field(None, description="the attempt's exit status, when it had ended (not_done_reason)")
+    exclusions_applied: bool | None = Field(
+        None,
+        description="whether the new attempt carries every node of the request's exclude_nodes "
+        "(None: reported by an older worker)",
+    )
+    exclusions_not_applied_reason: str | None = Field(
+        None,
+        description="why the exclusions are not on the new attempt, e.g. it was already running when the "
+        "action found it requeued (Slurm changes exclusions only on a pending job)",
+    )
+
+
+class ReleaseRequest(BaseModel):
+    """Fail-open release of a hold Lazarus placed while restarting ``attempt`` (on that attempt, or on the next
+    one its requeue-hold created). Another attempt's hold, or a user's own hold, is left alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    attempt: int = Field(ge=0, description="the attempt the restart replaced")
 
 
 class JobActionResult(BaseModel):

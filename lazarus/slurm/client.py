@@ -17,6 +17,7 @@ from lazarus.models.slurm import (
     JobActionResult,
     NodeAction,
     NodeActionResult,
+    ReleaseRequest,
     RestartRequest,
     RestartResult,
     SubmitRequest,
@@ -98,6 +99,12 @@ class SlurmClient(SlurmReader):
             heartbeat=heartbeat,
         )
         return JobActionResult(job_id=after.job_id, changed=True, state=after.state, held=after.held)
+
+    async def release_lazarus_hold(
+        self, request: ReleaseRequest, heartbeat: Heartbeat = no_heartbeat
+    ) -> JobActionResult:
+        """Fail-open: release a hold Lazarus placed on the attempt it was restarting; see :mod:`.restart`."""
+        return await restart.release_lazarus_hold(self, request, heartbeat)
 
     # ------------------------------------------------------------------ node actions
 

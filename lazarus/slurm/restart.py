@@ -14,13 +14,23 @@ the retry only finishes the update and the release. Every step reads fresh
 state first, so a crash between any two commands leaves nothing that the
 next try cannot finish.
 
+Fresh state decides: an attempt that has completed or been cancelled by the
+time the action reads it is left alone (``not_done_reason``), however it was
+decided or approved; Lazarus never requeues such a job.
+
 Fail-open: if a step after the hold fails permanently, the job is released
-before the error propagates; Lazarus never leaves a job held.
+before the error propagates; Lazarus never leaves a job held. It releases
+only holds of its own kind (a requeue-hold, or an operator's hold of a pending
+job, see :func:`lazarus_hold`), never a user's own hold.
+
+Truthful result: ``exclusions_applied`` says whether the new attempt carries
+the exclusions; when it does not (Slurm had already requeued the job and its
+new attempt was running), ``exclusions_not_applied_reason`` says why.
 """
 
 from __future__ import annotations
 
-from lazarus.models.slurm import JobSnapshot, JobState, RestartRequest, RestartResult
+from lazarus.models.slurm import JobActionResult, JobSnapshot, JobState, ReleaseRequest, RestartRequest, RestartResult
 from lazarus.slurm import validate
 from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
 from lazarus.slurm.reads import SlurmReader
@@ -28,6 +38,20 @@ from lazarus.slurm.waiting import Heartbeat, wait_for
 
 # States a requeued job passes through before it is PENDING and can be updated.
 _IN_TRANSITION = frozenset({JobState.COMPLETING, JobState.REQUEUED, JobState.REQUEUE_HOLD, JobState.REQUEUE_FED})
+# Ended states that Lazarus never requeues: the job's work is done, or someone decided it should stop.
+_LEAVE_ALONE = {JobState.COMPLETED: "completed", JobState.CANCELLED: "was cancelled"}
+# The reasons Slurm gives for the holds Lazarus places: `scontrol requeuehold`, and `scontrol hold` of a
+# pending job by Lazarus's operator account. A user's own hold reads JobHeldUser and is never lifted.
+_LAZARUS_HOLD_REASONS = frozenset({"job_requeued_in_held_state", "JobHeldAdmin"})
+
+
+def lazarus_hold(job: JobSnapshot) -> bool:
+    """Whether the job is held by a hold of the kind Lazarus places (a requeue-hold, or an operator's hold).
+
+    An administrator's ``scontrol hold`` of the same attempt reads the same as Lazarus's own; a user's
+    hold (``JobHeldUser``) never does.
+    """
+    return job.held and job.state_reason in _LAZARUS_HOLD_REASONS
 
 
 async def restart_excluding(client: SlurmReader, request: RestartRequest, heartbeat: Heartbeat) -> RestartResult:
@@ -44,6 +68,11 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
             "this restart was meant to replace; refusing to act on a stale request"
         )
     already_done = job.restarts > request.expected_attempt
+    if not already_done:
+        if job.state is JobState.COMPLETING:  # ending: how it ends decides whether it may be requeued
+            job = await _settle(client, job_id, heartbeat)
+        if job.state in _LEAVE_ALONE and job.restarts == request.expected_attempt:
+            return _left_alone(job)
     # A job still pending for its first run of this attempt has nothing to requeue: it is held,
     # updated and released, and keeps its attempt index.
     target_attempt = (
@@ -64,6 +93,44 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
         await _release(client, job_id, heartbeat)
     heartbeat(f"job {job_id}: released, verifying")
     return await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
+
+
+async def release_lazarus_hold(client: SlurmReader, request: ReleaseRequest, heartbeat: Heartbeat) -> JobActionResult:
+    """Fail-open release: lift a hold Lazarus placed while restarting ``request.attempt``, and nothing else.
+
+    The job must still be on that attempt (a pending one Lazarus held) or the next (its requeue-hold),
+    pending, and held by a hold of Lazarus's kind. A job that moved on, ended, or is held by its user
+    is left as it is (``changed`` False).
+    """
+    job = await client.job(validate.job_id(request.job_id))
+    heartbeat(f"job {job.job_id}: read before the fail-open release")
+    ours = job.restarts in (request.attempt, request.attempt + 1) and job.state is JobState.PENDING
+    if not (ours and lazarus_hold(job)):
+        return JobActionResult(job_id=job.job_id, changed=False, state=job.state, held=job.held)
+    await client.run(["scontrol", "release", str(job.job_id)], f"job {job.job_id}")
+    after = await wait_for(
+        lambda: client.job(job.job_id),
+        lambda j: not j.held,
+        timeout=client.verify_timeout,
+        what=f"job {job.job_id} released",
+        heartbeat=heartbeat,
+    )
+    return JobActionResult(job_id=after.job_id, changed=True, state=after.state, held=after.held)
+
+
+def _left_alone(job: JobSnapshot) -> RestartResult:
+    """The attempt had ended in a state Lazarus never requeues: report it, touching nothing."""
+    return RestartResult(
+        job_id=job.job_id,
+        new_attempt=job.restarts,
+        excluded_nodes=job.excluded_nodes,
+        state=job.state,
+        exit_code=job.exit_code,
+        exclusions_applied=False,
+        not_done_reason=f"job {job.job_id} {_LEAVE_ALONE[job.state]} in attempt {job.restarts} before the restart; "
+        "Lazarus never requeues a completed or cancelled job",
+        exclusions_not_applied_reason="the job was not restarted",
+    )
 
 
 async def _check_nodes_exist(client: SlurmReader, names: list[str]) -> None:
@@ -111,9 +178,10 @@ async def _exclude(client: SlurmReader, job: JobSnapshot, exclude: list[str], he
 
 
 async def _release(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> None:
+    """Release the job if a hold of Lazarus's kind holds it (never a user's own hold)."""
     job = await client.job(job_id)
     heartbeat(f"job {job_id}: read before release")
-    if job.held:
+    if lazarus_hold(job):
         await client.run(["scontrol", "release", str(job_id)], f"job {job_id}")
 
 
@@ -136,7 +204,7 @@ async def _verify(
 
     def released(j: JobSnapshot) -> bool:
         excluded = set(exclude) <= set(j.excluded_nodes)
-        return j.restarts >= target_attempt and not j.held and (excluded or j.state is not JobState.PENDING)
+        return j.restarts >= target_attempt and not lazarus_hold(j) and (excluded or j.state is not JobState.PENDING)
 
     job = await wait_for(
         lambda: client.job(job_id),
@@ -163,6 +231,18 @@ async def _verify(
         already_done=already_done,
         state=job.state,
         nodes=job.nodes if job.state is JobState.RUNNING else [],
+        exclusions_applied=exclusions_in_place,
+        exclusions_not_applied_reason=None if exclusions_in_place else _not_applied(job, exclude),
+    )
+
+
+def _not_applied(job: JobSnapshot, exclude: list[str]) -> str:
+    missing = ",".join(sorted(set(exclude) - set(job.excluded_nodes)))
+    where = f" on {','.join(job.nodes)}" if job.nodes else ""
+    return (
+        f"{missing} not excluded: attempt {job.restarts} had already been requeued and was "
+        f"{job.state.value.lower()}{where} when Lazarus acted; Slurm changes a job's excluded nodes only "
+        "while it is pending, and Lazarus never requeues an attempt twice"
     )
 
 

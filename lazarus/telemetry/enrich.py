@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lazarus.config import Settings
 from lazarus.health.fleet import NodeHealthRequest, fetch_node_health
 from lazarus.http_auth import HttpAuth, http_auth
-from lazarus.models.diagnosis import Category, Diagnosis, RetryAdvice
+from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, RetryAdvice
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.straggler.detector import find_stragglers
 from lazarus.straggler.models import StragglerFinding, StragglerThresholds
@@ -98,6 +98,7 @@ class Enricher:
         return diagnosis.model_copy(
             update={
                 "implicated_nodes": failed,
+                "implicated_by": EvidenceSource.NODE_AGENT,
                 "category": Category.HARDWARE,
                 "retry_advice": RetryAdvice.RETRY_EXCLUDING_NODES
                 if diagnosis.retry_advice != RetryAdvice.STOP
@@ -123,6 +124,8 @@ class Enricher:
         update = {k: v for k, v in verdict.model_dump().items() if v is not None}
         if "implicated_nodes" in update:
             update["implicated_nodes"] = [n for n in update["implicated_nodes"] if n in nodes]
+            if update["implicated_nodes"] != diagnosis.implicated_nodes:  # the provider's word is not outside evidence
+                update["implicated_by"] = EvidenceSource.JOB_OUTPUT
         update["notes"] = [*diagnosis.notes, f"attribution by external provider {cfg.provider_url}"]
         return diagnosis.model_copy(update=update)
 

@@ -7,19 +7,28 @@ the workflow only when something changed (attempt started/ended, anomaly,
 checkpoint, coarse progress). Never one signal per training step.
 
 The loop keeps no state that matters for correctness: workflows deduplicate
-events, and log offsets are kept by :mod:`lazarus.telemetry.offsets` so that a
-restarted loop does not charge an earlier attempt's failure lines to the
-current one.
+events, and the log offsets it has delivered are saved in the cluster's
+telemetry lease (``term``, see :mod:`lazarus.telemetry.leader`) so that the
+replica that takes over reads on from there: it neither loses an event nor
+charges an earlier attempt's failure lines to the current one. Only the lease
+holder runs the loop; it signals no workflow once its term is over.
+
+Events are delivered at least once (:mod:`lazarus.telemetry.outbox`): each
+waits in its job's outbox until its signal succeeded. Telemetry knows when it
+last *saw* each job and says when it is blind to one (the scheduler slow or
+unreachable, a log unreadable), so the hang watchdog never takes missing data
+for a hang; while ``squeue`` is slow or failing the known jobs' logs are still
+read.
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from loguru import logger
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -39,6 +48,8 @@ from lazarus.models.recovery import (
     JobEventEnvelope,
     JobMemo,
     JobRecoveryInput,
+    ProgressQuery,
+    ProgressView,
     TelemetryNote,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
@@ -49,21 +60,31 @@ from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
 
+# How long discovery waits for the ledger's answer about the cluster-wide mode before acting as monitor.
+LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)
+
+if TYPE_CHECKING:
+    from lazarus.telemetry.leader import LeaderTerm
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
 class TelemetryLoop:
-    def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, state_file: Path | None = None) -> None:
+    def __init__(self, settings: Settings, slurm: SlurmClient, client: Client, term: LeaderTerm | None = None) -> None:
         self.settings, self.slurm, self.client = settings, slurm, client
         self.trackers: dict[int, JobTracker] = {}
-        self.offsets = OffsetStore(state_file)
+        self.term = term  # this replica's term of the telemetry lease (None: no lease, e.g. in tests)
+        self.offsets = OffsetStore(term.granted if term else None)
         self.reads = BoundedReads(settings.discovery.log_read_timeout_s)
         self._ledger_started = False
         self._prefix = settings.discovery.job_name_prefix or ""
         self.enricher = Enricher(settings)
         self._next_straggler_check: datetime | None = None
+        self.blind_after: timedelta = settings.discovery.blind_after
+        self._scheduler_seen_at: datetime | None = None  # the last squeue that answered
+        self._delivery_paused = False  # a signal failed this cycle: the rest wait for the next one
 
     # ---- the cycle ----------------------------------------------------------------------------
 
@@ -95,39 +116,58 @@ class TelemetryLoop:
                     cluster=self.settings.cluster,
                     policy=self.settings.ledger,
                     scheduler_queue=self.settings.task_queues.scheduler,
+                    telemetry_queue=self.settings.task_queues.telemetry,
                 ),
                 id=wid,
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 static_summary=f"node ledger of cluster {self.settings.cluster}",
                 start_signal=names.SET_LEDGER_POLICY,
-                start_signal_args=[PolicyChange(policy=self.settings.ledger, by="configuration at worker start")],
+                start_signal_args=[
+                    PolicyChange(
+                        policy=self.settings.ledger,
+                        by="configuration at worker start",
+                        telemetry_queue=self.settings.task_queues.telemetry,
+                    )
+                ],
             )
             self._ledger_started = True
         return wid
 
     async def _cluster_mode(self, ledger: str) -> Mode | None:
-        """The operator's cluster-wide mode from the ledger (kill switch), if one is set."""
+        """The operator's cluster-wide mode from the ledger (kill switch), if one is set.
+
+        Fails closed: when the ledger cannot be read, nobody can say the kill switch is off, so the job
+        starts in monitor mode (its advice waits for a person).
+        """
         try:
-            view = await self.client.get_workflow_handle(ledger).query(names.LEDGER_VIEW, result_type=LedgerView)
-        except RPCError as exc:
-            logger.warning(f"cannot read the cluster mode from {ledger} ({exc.message}); using {self.settings.mode}")
+            view = await self.client.get_workflow_handle(ledger).query(
+                names.LEDGER_VIEW, result_type=LedgerView, rpc_timeout=LEDGER_QUERY_TIMEOUT
+            )
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as exc:
+            logger.warning(
+                f"cannot read the cluster mode from {ledger} ({exc}); the kill switch may be thrown, "
+                "so the job starts in monitor mode"
+            )
             self._ledger_started = False  # start it again next cycle if it is gone
-            return None
+            return Mode.MONITOR
         return Mode(view.mode_override) if view.mode_override else None
 
     async def cycle(self) -> None:
+        self._delivery_paused = False
         try:
             ledger = await self.ensure_ledger()
-            jobs = await self.slurm.jobs()
-            now = utcnow()
+            jobs = await self._jobs_while_tailing()
+            now = self._scheduler_seen_at = utcnow()
             self._forget_gone({j.job_id for j in jobs})
             for job in jobs:
                 if mentions_lazarus(job.comment) and job.name.startswith(self._prefix):
                     await self._one_job(job, ledger, now)
+            await self._deliver_waiting()
             await self._check_stragglers(now, {j.job_id: j for j in jobs})
         finally:
-            self.offsets.save()
+            if self.term:
+                self.term.cycle_ended(self.trackers, self.offsets)
 
     async def _one_job(self, job: JobSnapshot, ledger: str, now: datetime) -> None:
         """One job's share of the cycle; its trouble never holds up the other jobs."""
@@ -201,7 +241,8 @@ class TelemetryLoop:
             tracker.log_paths = await self._log_paths(job, tracker)
             if tracker.log_paths and job.restarts > 0:
                 await self._skip_earlier_attempts(tracker)
-        await self._tail(tracker, now)
+        unread = await self._tail(tracker, now)
+        self._sight(tracker, job, now, unread)
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
         if job.state.finished:
@@ -209,7 +250,9 @@ class TelemetryLoop:
             failed = await self._failed_nodes(job) if job.state.failed and not tracker.attempt.ended_reported else []
             events += tracker.finish(job, now, failed)
         if events:
-            await self._signal(job.job_id, [await self._enrich(e, tracker) for e in events])
+            assert tracker.attempt is not None  # observe() always leaves the tracker an attempt
+            tracker.outbox.put([await self._enrich(e, tracker) for e in events], tracker.attempt.index)
+        await self._deliver(tracker)
 
     async def _enrich(self, event: JobEvent, tracker: JobTracker) -> JobEvent:
         """Node health and the external provider refine a log diagnosis before it reaches the workflow."""
@@ -251,7 +294,8 @@ class TelemetryLoop:
                 source="straggler",
                 observed_at=now,
             )
-            await self._signal(tracker.job_id, [AnomalyDetected(anomaly=anomaly)])
+            tracker.outbox.put([AnomalyDetected(anomaly=anomaly)], attempt.index)
+            await self._deliver(tracker)
 
     async def _log_paths(self, job: JobSnapshot, tracker: JobTracker) -> list[str]:
         try:
@@ -267,8 +311,9 @@ class TelemetryLoop:
         return LogAccess(roots=tuple(self.settings.discovery.log_roots), owner_uid=tracker.user_id)
 
     def _forget_gone(self, present: set[int]) -> None:
-        """Jobs Slurm no longer lists (past MinJobAge) need no tracker and no offsets."""
-        for job_id in [j for j in self.trackers if j not in present]:
+        """Jobs Slurm no longer lists (past MinJobAge) need no tracker and no offsets, once their workflow has
+        every event they had for it."""
+        for job_id in [j for j, t in self.trackers.items() if j not in present and (t.closed or not t.outbox.pending)]:
             self.offsets.forget(self.trackers.pop(job_id).log_paths)
 
     async def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
@@ -286,16 +331,18 @@ class TelemetryLoop:
         assert tracker.attempt is not None  # called after observe(), which always leaves the tracker an attempt
         self.offsets.start_at(tails, f"job {tracker.job_id} first seen at attempt {tracker.attempt.index}")
 
-    async def _tail(self, tracker: JobTracker, now: datetime) -> None:
+    async def _tail(self, tracker: JobTracker, now: datetime) -> str | None:
         """New lines of the job's files, each read in a thread for a bounded time (see
-        :mod:`lazarus.telemetry.logreads`); a refused or stalled file becomes a note on the job, sent once."""
+        :mod:`lazarus.telemetry.logreads`); a refused or stalled file becomes a note on the job, sent once.
+        Returns why a file could not be read (None: every file was)."""
         access, max_bytes = self._access(tracker), self.settings.discovery.log_tail_max_bytes
         if tracker.log_paths and tracker.user_id is None:
-            await self._note(
-                tracker,
-                "logs not read: Slurm did not give the job's user id, so no file can be shown to be the job user's own",
+            refused = (
+                "logs not read: Slurm did not give the job's user id, so no file can be shown to be the job user's own"
             )
-            return
+            await self._note(tracker, refused)
+            return refused
+        unread: str | None = None
         for path in tracker.log_paths:
             try:
                 result, tail = await self.reads.run(
@@ -303,22 +350,27 @@ class TelemetryLoop:
                 )
             except LogReadStalledError as exc:
                 await self._note(tracker, str(exc))
+                unread = str(exc)
                 continue
             self.offsets.commit(path, tail)
+            if tail is None:  # not opened: refused, missing, or an error
+                unread = result.refused or (result.notes[0] if result.notes else f"{path} could not be read")
             if result.refused:
                 await self._note(tracker, f"log not read: {result.refused}")
             for note in result.notes:
                 logger.debug(f"job {tracker.job_id}: {note}")
             for line_no, text in result.lines:
                 tracker.feed(path, line_no, text, now)
+        return unread
 
     async def _note(self, tracker: JobTracker, text: str) -> None:
-        """Tell the job's workflow (and the log) once about something telemetry would not or could not do."""
+        """Tell the job's workflow (and the log) once about something telemetry would not or could not do:
+        queued in its outbox, which delivers it (at least once) with the job's other events."""
         if text in tracker.notes_sent:
             return
         logger.warning(f"job {tracker.job_id}: {text}")
-        await self._signal(tracker.job_id, [TelemetryNote(text=text[:500])])
-        tracker.notes_sent.add(text)  # only once it reached the workflow
+        tracker.outbox.put([TelemetryNote(text=text[:500])], tracker.attempt.index if tracker.attempt else None)
+        tracker.notes_sent.add(text)
 
     async def _failed_nodes(self, job: JobSnapshot) -> list[str]:
         """The job's nodes that the scheduler itself shows unhealthy (attribution from scheduler state)."""
@@ -336,4 +388,83 @@ class TelemetryLoop:
     async def _signal(self, job_id: int, events: list[JobEvent]) -> None:
         handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, job_id))
         for event in events:
+            if self.term:
+                self.term.check()  # only while our term of the lease lasts
             await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))
+
+    # ---- delivery and sight: at-least-once events, blind spells --------------------------------
+
+    async def _deliver(self, tracker: JobTracker) -> None:
+        """Signal the job's waiting events in order; each counts as reported only once its signal succeeded.
+        After a failure the rest of this cycle's deliveries wait too (Temporal unreachable: one timeout per
+        cycle, not one per job); a workflow that has closed gets nothing more."""
+        if self._delivery_paused or tracker.closed or not tracker.outbox.pending:
+            return
+        handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, tracker.job_id))
+        try:
+            await tracker.outbox.deliver(lambda event: handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event)))
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                tracker.closed = True
+                tracker.outbox.clear()
+                logger.info(f"job {tracker.job_id}: its workflow has closed; no longer watching it")
+                return
+            self._delivery_paused = True
+            logger.warning(
+                f"job {tracker.job_id}: {len(tracker.outbox.pending)} event(s) not delivered "
+                f"({exc.message}); sending them again next cycle"
+            )
+
+    async def _deliver_waiting(self) -> None:
+        """Deliver what failed earlier to jobs this cycle did not reach (e.g. gone from the scheduler's list)."""
+        for tracker in list(self.trackers.values()):
+            await self._deliver(tracker)
+
+    def _sight(self, tracker: JobTracker, job: JobSnapshot, now: datetime, unread: str | None) -> None:
+        """This cycle saw the job (a fresh row, and while it runs every output file read), or says why not."""
+        if job.state == JobState.RUNNING and not tracker.log_paths:
+            unread = "its output files are not known (scontrol show job did not answer)"
+        if job.state == JobState.RUNNING and unread:
+            tracker.missed(f"log unreadable: {unread}")
+        else:
+            tracker.saw(now, self.blind_after)
+
+    async def _jobs_while_tailing(self) -> list[JobSnapshot]:
+        """This cycle's ``squeue``. While it is slow the known jobs' logs are still read every interval, so
+        their progress keeps counting; when it fails they are read once more and what waits for their workflows
+        is delivered. Neither counts as seeing a job (no fresh scheduler row): the view says telemetry is blind."""
+        interval = self.settings.discovery.interval.total_seconds()
+        query = asyncio.ensure_future(self.slurm.jobs())
+        waited = 0.0
+        try:
+            while not (await asyncio.wait({query}, timeout=interval))[0]:
+                waited += interval
+                await self._tail_known(f"the scheduler has not answered for {waited:g} s")
+            return query.result()
+        except LazarusError as exc:
+            await self._tail_known(f"the scheduler could not be queried ({exc})")
+            await self._deliver_waiting()
+            raise
+        finally:
+            if not query.done():
+                query.cancel()
+
+    async def _tail_known(self, reason: str) -> None:
+        """Read the running attempts' logs without a scheduler row; every job counts as not seen, for ``reason``."""
+        for tracker in list(self.trackers.values()):
+            tracker.missed(reason)
+            cur = tracker.attempt
+            if not tracker.closed and cur and cur.started_reported and not cur.ended_reported:
+                await self._tail(tracker, utcnow())
+
+    def progress_view(self, query: ProgressQuery) -> ProgressView:
+        """Telemetry's view of one attempt for the hang watchdog, saying whether telemetry can vouch for it."""
+        now = utcnow()
+        tracker = self.trackers.get(query.job_id)
+        if tracker is not None:
+            return tracker.progress_view(query.attempt, now, self.blind_after)
+        seen = self._scheduler_seen_at  # the job is not tracked: what the scheduler's list shows is all there is
+        if seen is not None and now - seen <= self.blind_after:
+            return ProgressView(known=False, observed_at=seen)
+        since = f"since {seen:%H:%M:%S}" if seen else "yet"
+        return ProgressView(known=False, observed_at=seen, blind=f"telemetry has not queried the scheduler {since}")

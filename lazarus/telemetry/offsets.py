@@ -2,9 +2,9 @@
 
 A restarted loop that re-read a file from the start would charge an earlier
 attempt's failure lines (the file is appended to across requeues) to the
-current attempt. Offsets are therefore saved after each cycle that moved them,
-and a requeued job seen with no saved offset (a fresh worker, e.g. a new pod)
-is read from the end of its file.
+current attempt. The loop's offsets start from those its lease term was
+handed (:mod:`lazarus.telemetry.handover`), and a requeued job seen with no
+saved offset is read from the end of its file.
 
 Files are opened as :mod:`lazarus.detection.safe_open` says (no links, regular
 files of the job's user, inside the allowed roots). :func:`read_log` and
@@ -16,7 +16,6 @@ loop can run them in a thread and drop the result of one that took too long
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import NamedTuple
 
 from loguru import logger
@@ -68,30 +67,10 @@ def end_tails(paths: list[str], access: LogAccess) -> dict[str, FileTail]:
 
 
 class OffsetStore:
-    def __init__(self, state_file: Path | None) -> None:
-        self.state_file = state_file
-        self.state = TailState()
-        self._dirty = False
-        self._load()
+    """The loop's position in every watched file (in memory; saved through the lease, see the module doc)."""
 
-    def _load(self) -> None:
-        if not self.state_file or not self.state_file.exists():
-            return
-        try:
-            self.state = TailState.model_validate_json(self.state_file.read_text())
-        except (OSError, ValueError) as exc:
-            logger.warning(f"ignoring unreadable telemetry offsets {self.state_file}: {exc}")
-
-    def save(self) -> None:
-        if not self.state_file or not self._dirty:
-            return
-        tmp = self.state_file.with_suffix(".tmp")
-        try:
-            tmp.write_text(self.state.model_dump_json())
-            tmp.replace(self.state_file)
-        except (OSError, ValueError) as exc:
-            logger.warning(f"cannot save telemetry offsets to {self.state_file}: {exc}")
-        self._dirty = False
+    def __init__(self, state: TailState | None = None) -> None:
+        self.state = state or TailState()
 
     def read(self, path: str, max_bytes: int, access: LogAccess | None = None) -> LogRead:
         """New complete lines of ``path`` since the last read (see :func:`read_log`), kept at once."""
@@ -102,7 +81,7 @@ class OffsetStore:
     def commit(self, path: str, tail: FileTail | None) -> None:
         """Keep ``path``'s new position (None: unchanged)."""
         if tail is not None and tail != self.state.files.get(path):
-            self.state, self._dirty = TailState(files={**self.state.files, path: tail}), True
+            self.state = TailState(files={**self.state.files, path: tail})
 
     def skip_to_end(self, paths: list[str], why: str, access: LogAccess | None = None) -> None:
         """Start reading files we hold no offset for at their current end."""
@@ -116,9 +95,9 @@ class OffsetStore:
                 continue
             files[path] = tail
             logger.info(f"{why}: reading {path} from its end ({tail.offset} bytes of earlier output skipped)")
-        self.state, self._dirty = TailState(files=files), True
+        self.state = TailState(files=files)
 
     def forget(self, paths: list[str]) -> None:
         files = {p: f for p, f in self.state.files.items() if p not in paths}
         if len(files) != len(self.state.files):
-            self.state, self._dirty = TailState(files=files), True
+            self.state = TailState(files=files)

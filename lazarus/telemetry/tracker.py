@@ -5,6 +5,13 @@ into the few events a job workflow needs (attempt started/ended, anomaly,
 coarse progress). It does no I/O itself; :mod:`lazarus.telemetry.loop` feeds
 it. Detector state resets at every attempt boundary, so a stale failure line
 from an earlier attempt never triggers again.
+
+It also knows when telemetry last *saw* the job: a cycle with a fresh
+scheduler row for it and, while it runs, every output file read. Progress
+digests carry that time (the heartbeat), and the progress view says when
+telemetry is blind to the job, so the hang watchdog never decides on missing
+data. Its :class:`~lazarus.telemetry.outbox.Outbox` holds the events not
+delivered yet.
 """
 
 from __future__ import annotations
@@ -23,11 +30,13 @@ from lazarus.models.recovery import (
     AnomalyDetected,
     AttemptEnded,
     AttemptStarted,
+    AttemptSuspension,
     JobEvent,
     ProgressDigest,
     ProgressView,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
+from lazarus.telemetry.outbox import Outbox
 
 # After the first failure line, wait this long for the rest of the failure (the
 # root error is often printed by another rank a moment later) before reporting.
@@ -70,6 +79,7 @@ class AttemptTelemetry:
     stragglers_reported: set[str] = field(default_factory=set)
     digest_checkpointing: bool = False
     digest_budget: timedelta | None = None
+    suspended: bool = False  # Slurm showed the attempt SUSPENDED in the last cycle (reported to the workflow)
 
     # progress timing lives in the hang learner; these read it rather than keep copies
     @property
@@ -96,6 +106,30 @@ class JobTracker:
     user_id: int | None = None  # the job's Slurm user id: its log files must be owned by it
     notes_sent: set[str] = field(default_factory=set)  # telemetry notes already sent to the workflow
     attempt: AttemptTelemetry | None = None
+    observed_at: datetime | None = None  # the last cycle that saw the job (fresh scheduler row, logs read)
+    blind_reason: str | None = None  # why the latest cycle did not see it (None: it did)
+    sight_back: bool = False  # seen again after a blind gap: the next digest is due at once (the heartbeat)
+    outbox: Outbox = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.outbox = Outbox(self.job_id)
+
+    def saw(self, now: datetime, blind_after: timedelta) -> None:
+        """This cycle saw the job: a fresh scheduler row and, while it runs, every output file read."""
+        if self.blind_reason is not None and self.observed_at is not None and now - self.observed_at > blind_after:
+            self.sight_back = True
+        self.observed_at, self.blind_reason = now, None
+
+    def missed(self, reason: str) -> None:
+        """This cycle could not see the job (no scheduler row, or a log that could not be read)."""
+        self.blind_reason = reason
+
+    def blindness(self, now: datetime, blind_after: timedelta) -> str | None:
+        """Why telemetry cannot vouch for the job now (not seen within ``blind_after``); None when it can."""
+        if self.observed_at is not None and now - self.observed_at <= blind_after:
+            return None
+        since = f"since {self.observed_at:%H:%M:%S}" if self.observed_at else "yet"
+        return f"telemetry has not seen the job {since}: {self.blind_reason or 'telemetry is lagging'}"[:500]
 
     def _new_attempt(self, index: int, nodes: list[str]) -> AttemptTelemetry:
         self.layout_nodes = nodes or self.layout_nodes
@@ -127,6 +161,10 @@ class JobTracker:
                         attempt=cur.index, nodes=job.nodes, excluded_nodes=job.excluded_nodes, at=job.start_time or now
                     )
                 )
+        suspended = job.state == JobState.SUSPENDED
+        if cur.started_reported and suspended != cur.suspended:  # the hang watchdog pauses while suspended
+            cur.suspended = suspended
+            events.append(AttemptSuspension(attempt=cur.index, suspended=suspended, at=now))
         return events
 
     def finish(self, job: JobSnapshot, now: datetime, failed_nodes: list[str]) -> list[JobEvent]:
@@ -208,10 +246,11 @@ class JobTracker:
         phase_changed = cur.checkpointing != cur.digest_checkpointing or _moved(budget, cur.digest_budget)
         stepped = cur.step != cur.digest_step
         due = cur.digest_sent_at is None or now - cur.digest_sent_at >= interval
-        if not (new_checkpoint or phase_changed or (stepped and due)):
+        if not (new_checkpoint or phase_changed or (stepped and due) or self.sight_back):
             return []
         cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
         cur.digest_checkpointing, cur.digest_budget = cur.checkpointing, budget
+        self.sight_back = False
         return [
             ProgressDigest(
                 attempt=cur.index,
@@ -221,6 +260,7 @@ class JobTracker:
                 max_step_interval=cur.max_step_interval,
                 checkpointing=cur.checkpointing,
                 hang_budget=budget,
+                observed_at=self.observed_at,
             )
         ]
 
@@ -232,10 +272,12 @@ class JobTracker:
             return []
         return self.digest_events(now, timedelta(0))
 
-    def progress_view(self, attempt: int) -> ProgressView:
-        cur = self.attempt
+    def progress_view(self, attempt: int, now: datetime, blind_after: timedelta) -> ProgressView:
+        """The attempt's progress as telemetry knows it, with when it last saw the job and, if that was longer
+        than ``blind_after`` ago, why it is blind to it."""
+        cur, observed_at, blind = self.attempt, self.observed_at, self.blindness(now, blind_after)
         if cur is None or cur.index != attempt:
-            return ProgressView(known=False)
+            return ProgressView(known=False, observed_at=observed_at, blind=blind)
         return ProgressView(
             known=True,
             step=cur.step,
@@ -244,4 +286,7 @@ class JobTracker:
             max_step_interval=cur.max_step_interval,
             checkpointing=cur.checkpointing,
             hang_budget=cur.hang.budget(),
+            observed_at=observed_at,
+            blind=blind,
+            suspended=cur.suspended,
         )

@@ -1,5 +1,6 @@
 """A real Lazarus stack for end-to-end tests: a Temporal dev server (SQLite file) and a worker
-process (all roles) in subprocesses, against the real Slurm test cluster.
+process (all roles) in subprocesses, against the real Slurm test cluster; tests may add telemetry
+replicas (``--role telemetry``) that stand by for the telemetry lease.
 
 Both run as separate processes so tests can kill -9 them at any moment and
 start them again on the same database, as in production.
@@ -23,6 +24,8 @@ import yaml
 from temporalio.client import Client
 
 from lazarus.config import load_settings
+from lazarus.models import names
+from lazarus.models.lease import LeaseView
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobStatus
 from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
@@ -106,12 +109,18 @@ class E2EStack:
     ui_port: int = field(default_factory=free_port)
     metrics_port: int = field(default_factory=free_port)
     temporal_metrics_port: int = field(default_factory=free_port)
+    agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
+    replicas: list[subprocess.Popen] = field(default_factory=list)  # extra telemetry replicas
 
     @property
     def config_path(self) -> Path:
         return self.root / "lazarus.yaml"
+
+    def agent_port(self, node: str) -> int:
+        """Where the worker reads ``node``'s node agent (a test starts the agents when it needs them)."""
+        return self.agent_ports[self.cluster.nodes.index(node)]
 
     @property
     def settings(self):
@@ -133,6 +142,9 @@ class E2EStack:
                 "temporal_port": self.temporal_metrics_port,
                 "address": "127.0.0.1",
                 "cluster_view_interval": 2,
+            },
+            "node_agents": {
+                "urls": {node: f"http://127.0.0.1:{self.agent_port(node)}/metrics" for node in self.cluster.nodes}
             },
             "logging": {"level": "INFO"},
         }
@@ -185,10 +197,14 @@ class E2EStack:
             self._kill(self.server, signal.SIGKILL)
             raise
 
-    def start_worker(self, slow_release: bool = False) -> None:
-        """Start the worker; ``slow_release`` puts a `scontrol` shim first on its PATH that waits 10 s before
-        `scontrol release`, which holds the restart between requeuehold and release long enough to kill it."""
-        env = dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(self.cluster.slurm_conf))
+    def _env(self) -> dict[str, str]:
+        return dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(self.cluster.slurm_conf))
+
+    def start_worker(self, slow_release: bool = False, role: str = "all") -> None:
+        """Start the worker (of ``role``); ``slow_release`` puts a `scontrol` shim first on its PATH that waits
+        10 s before `scontrol release`, which holds the restart between requeuehold and release long enough to
+        kill it."""
+        env = self._env()
         if slow_release:
             shim = self.root / "shim"
             shim.mkdir(exist_ok=True)
@@ -198,7 +214,7 @@ class E2EStack:
             env["PATH"] = f"{shim}:{env['PATH']}"
         log = open(self.root / "worker.log", "ab")  # noqa: SIM115 - the worker writes it for its lifetime
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "workers.host", "--role", "all"],
+            [sys.executable, "-m", "workers.host", "--role", role],
             cwd=REPO,
             env=env,
             stdout=log,
@@ -206,6 +222,39 @@ class E2EStack:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+
+    def start_telemetry_replica(self) -> subprocess.Popen:
+        """Another telemetry replica (``--role telemetry``), logging to telemetry-<n>.log."""
+        log = open(self.root / f"telemetry-{len(self.replicas) + 1}.log", "ab")  # noqa: SIM115 - the replica's log
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workers.host", "--role", "telemetry"],
+            cwd=REPO,
+            env=self._env(),
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.replicas.append(proc)
+        return proc
+
+    def stop_telemetry_replicas(self) -> None:
+        """SIGTERM: a replica holding the lease releases it, so the worker takes over at once."""
+        for proc in self.replicas:
+            self._kill(proc, signal.SIGTERM)
+        self.replicas.clear()
+
+    async def lease(self) -> LeaseView:
+        """The telemetry lease: who holds it, in which term, its handovers."""
+        client = await self.client()
+        handle = client.get_workflow_handle(names.telemetry_lease_id("lztest"))
+        return await handle.query(names.LEASE_VIEW, result_type=LeaseView)
+
+    async def forget_telemetry_offsets(self) -> None:
+        """Lose every saved log offset (and the lease's term): terminate the lease workflow; the next
+        telemetry replica starts a fresh one."""
+        client = await self.client()
+        await client.get_workflow_handle(names.telemetry_lease_id("lztest")).terminate(reason="e2e: lose offsets")
 
     @staticmethod
     def _kill(proc: subprocess.Popen | None, sig: int) -> None:
@@ -220,6 +269,7 @@ class E2EStack:
         self._kill(self.server, signal.SIGKILL)
 
     def stop(self) -> None:
+        self.stop_telemetry_replicas()
         self._kill(self.worker, signal.SIGTERM)
         self._kill(self.server, signal.SIGTERM)
 

@@ -90,7 +90,7 @@ async def test_restarted_telemetry_without_offsets_does_not_recharge_an_old_fail
         status = await e2e.status(job)
     assert len(status.attempts) == 2
     e2e.kill_worker()
-    (e2e.root / "telemetry-offsets.json").unlink(missing_ok=True)
+    await e2e.forget_telemetry_offsets()
     e2e.start_worker()
     final = await wait_state(
         e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120

@@ -68,7 +68,7 @@ async def test_a_node_drained_and_resumed_through_lazarus_is_listed_in_service(e
         row = record(e2e, "node4")
         assert row["drained"] is False and row["slurm"]["drained"] is False and row["agrees"] is True
         [line] = [ln for ln in lazarus(e2e, "nodes").stdout.splitlines() if ln.startswith("node4 ")]
-        assert line.split()[2:4] == ["no", "idle"]  # NODE JOBS DRAINED SLURM
+        assert line.split()[3:5] == ["no", "idle"]  # NODE JOBS USERS DRAINED SLURM
     finally:
         restore_nodes(e2e.cluster)
 
@@ -89,19 +89,22 @@ async def test_a_node_resumed_with_scontrol_is_shown_as_a_disagreement_then_reco
         await eventually(lambda: record(e2e, "node3")["drained"] is False)
         row = record(e2e, "node3")
         assert row["resumed_by"] == "outside Lazarus" and row["agrees"] is True
-        # a new hardware fault on it is drained again: the stale record no longer blocks the drain
-        await handle.signal(
-            NodeLedgerWorkflow.record_implication,
-            Implication(
-                node="node3",
-                job_id=424242,
-                attempt=0,
-                signature="nvrm_xid_79",
-                category="hardware",
-                at=datetime.now(UTC),
-                drain_requested=True,
-            ),
-        )
+        # a new hardware fault on it, which jobs of two users report, drains it again: the stale record no
+        # longer blocks the drain
+        for job, user in ((424242, "ann"), (424243, "bob")):
+            await handle.signal(
+                NodeLedgerWorkflow.record_implication,
+                Implication(
+                    node="node3",
+                    job_id=job,
+                    attempt=0,
+                    signature="nvrm_xid_79",
+                    category="hardware",
+                    at=datetime.now(UTC),
+                    drain_requested=True,
+                    user=user,
+                ),
+            )
         await eventually(lambda: slurm_state(e2e, "node3").startswith(("drain", "drng")))
     finally:
         await handle.signal(NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(), by="e2e test"))

@@ -14,11 +14,19 @@ from temporalio.service import RPCError
 from lazarus.models.recovery import RecoveryState
 from lazarus.slurm.client import SlurmClient
 from tests.e2e.helpers import lazarus_cli, wait_state
-from tests.e2e.stack import EXPIRY_POLICY, JOB_PREFIX, POLICY, E2EStack, submit_training, training_script
+from tests.e2e.stack import (
+    EXPIRY_POLICY,
+    GRACE_POLICY,
+    JOB_PREFIX,
+    POLICY,
+    E2EStack,
+    submit_training,
+    training_script,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 
-KNOWN = f"a job may choose: default, {EXPIRY_POLICY}, {POLICY}"  # not the unselectable HIDDEN_POLICY
+KNOWN = f"a job may choose: {', '.join(sorted(['default', EXPIRY_POLICY, GRACE_POLICY, POLICY]))}"  # not HIDDEN_POLICY
 RUNS_A_WHILE = dict(steps=40, step_time=0.25)
 
 

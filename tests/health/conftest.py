@@ -1,4 +1,5 @@
-"""Fixtures: a fake libnvidia-ml.so.1 built from fake_nvml.c, scripted per test through two small files.
+"""Fixtures: a fake libnvidia-ml.so.1 built from lazarus/devstack/fake_nvml.c (the dev stack's own), scripted per
+test through two small files.
 
 The fake is loaded through the agent's ``--nvml-library`` path in this process
 (``NvmlReader(library=...)``) and through ``LD_LIBRARY_PATH`` in subprocesses,
@@ -8,7 +9,6 @@ so both ways pynvml can find the library run the real pynvml ctypes code.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,34 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from lazarus.devstack.fake_nvml import build_fake_nvml
 from lazarus.health.agent import NodeAgent
 from lazarus.health.nvml import NvmlReader
 from tests.health.helpers import AGENT_PORTS, FakeGpus, free_port
-
-HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="session")
 def fake_nvml_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the compiled fake ``libnvidia-ml.so.1``."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is needed to build the fake libnvidia-ml.so.1")
     out = tmp_path_factory.mktemp("fake-nvml")
-    subprocess.run(
-        [
-            gcc,
-            "-shared",
-            "-fPIC",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            "-o",
-            str(out / "libnvidia-ml.so.1"),
-            str(HERE / "fake_nvml.c"),
-        ],
-        check=True,
-    )
+    if build_fake_nvml(out) is None:
+        pytest.fail("gcc is needed to build the fake libnvidia-ml.so.1: run make deps")
     return out
 
 

@@ -25,6 +25,18 @@ def test_the_control_role_runs_at_least_two_replicas(manifests: Manifests) -> No
     assert manifests.deployment("control")["spec"]["replicas"] >= 2
 
 
+def test_the_telemetry_role_runs_a_standby_and_keeps_its_log_offsets_in_the_lease_not_in_the_pod(
+    manifests: Manifests,
+) -> None:
+    assert manifests.deployment("telemetry")["spec"]["replicas"] >= 2  # one active, one standing by
+    discovery = manifests.config()["discovery"]
+    assert "offsets_file" not in discovery  # nothing the next pod needs lives in this pod's /tmp
+    lease = discovery["lease"]
+    # failover within 30 s: the term's expiry plus one standby poll
+    assert lease["ttl"] + lease["renew_interval"] <= 30
+    assert lease["renew_interval"] + lease["safety_margin"] < lease["ttl"]
+
+
 def test_selectors_are_distinct_per_role_and_match_their_pods(manifests: Manifests) -> None:
     selectors = []
     for role in ROLES:

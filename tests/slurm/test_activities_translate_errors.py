@@ -93,6 +93,7 @@ def test_activity_names_are_stable() -> None:
         "slurm_list_nodes",
         "slurm_restart_excluding",
         "slurm_release_job",
+        "slurm_release_lazarus_hold",
         "slurm_drain_nodes",
         "slurm_resume_nodes",
     ]

@@ -137,7 +137,8 @@ def test_attempt_boundary_resets_detection_and_ends_the_old_attempt():
     assert types(events) == ["AttemptEnded", "AttemptStarted"]
     assert events[0].state == JobState.REQUEUED and events[1].attempt == 1
     assert t.anomaly_events(T0 + timedelta(seconds=20), force=True) == []  # stale failure never re-triggers
-    assert t.progress_view(0).known is False and t.progress_view(1).known is True
+    window = timedelta(seconds=15)
+    assert t.progress_view(0, T0, window).known is False and t.progress_view(1, T0, window).known is True
 
 
 def test_checkpoint_start_is_reported_at_once_so_the_hang_budget_widens():

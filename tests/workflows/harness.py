@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
+from lazarus.models.ledger import ClusterMode
 from lazarus.models.policy import Mode, Policy
 from lazarus.models.recovery import (
     Anomaly,
@@ -29,7 +30,15 @@ from lazarus.models.recovery import (
     ProgressQuery,
     ProgressView,
 )
-from lazarus.models.slurm import JobActionResult, JobState, NodeAction, NodeActionResult, RestartRequest, RestartResult
+from lazarus.models.slurm import (
+    JobActionResult,
+    JobState,
+    NodeAction,
+    NodeActionResult,
+    ReleaseRequest,
+    RestartRequest,
+    RestartResult,
+)
 from workflows.job_recovery import JobRecoveryWorkflow
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -40,9 +49,15 @@ class FakeScheduler:
     restarts: list[RestartRequest] = field(default_factory=list)
     drains: list[NodeAction] = field(default_factory=list)
     releases: list[int] = field(default_factory=list)
+    guarded_releases: list[ReleaseRequest] = field(default_factory=list)
     progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
     refuse_restart: bool = False
     refuse_drain: bool = False
+    telemetry_failures: int = 0  # the next calls of the progress activity that fail (no telemetry to ask)
+    restart_result: RestartResult | None = None  # what the restart reports, when not the usual verified requeue
+    cluster_mode: Mode | None = None  # the ledger's cluster-wide mode, read before acting
+    mode_unreadable: bool = False
+    mode_reads: int = 0
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -52,18 +67,19 @@ class FakeScheduler:
                 raise ApplicationError(
                     "Requested operation is presently disabled", type="OperationRefused", non_retryable=True
                 )
+            if self.restart_result is not None:
+                return self.restart_result
             return RestartResult(
                 job_id=req.job_id,
                 new_attempt=req.expected_attempt + 1,
                 excluded_nodes=req.exclude_nodes,
                 state=JobState.PENDING,
+                exclusions_applied=True,
             )
 
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
-            self.drains.append(req)
-            if self.refuse_drain:
-                raise ApplicationError("Access/permission denied", type="PermissionDenied", non_retryable=True)
+            self.drains.append(req)  # only runs from before drains went only through the ledger drain directly
             return NodeActionResult(changed=req.nodes)
 
         @activity.defn(name="slurm_release_job")
@@ -71,11 +87,31 @@ class FakeScheduler:
             self.releases.append(job_id)
             return JobActionResult(job_id=job_id, changed=False, state=JobState.PENDING)
 
+        @activity.defn(name="slurm_release_lazarus_hold")
+        async def release_guarded(req: ReleaseRequest) -> JobActionResult:
+            self.releases.append(req.job_id)
+            self.guarded_releases.append(req)
+            return JobActionResult(job_id=req.job_id, changed=False, state=JobState.PENDING)
+
+        @activity.defn(name="ledger_cluster_mode")
+        async def mode(ledger_workflow_id: str) -> ClusterMode:
+            self.mode_reads += 1
+            if self.mode_unreadable:
+                raise ApplicationError(
+                    f"cannot read the cluster-wide mode from {ledger_workflow_id}",
+                    type="ClusterModeUnreadable",
+                    non_retryable=True,
+                )
+            return ClusterMode(mode=self.cluster_mode)
+
         @activity.defn(name="telemetry_job_progress")
         async def progress(q: ProgressQuery) -> ProgressView:
+            if self.telemetry_failures > 0:
+                self.telemetry_failures -= 1
+                raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        return [restart, drain, release, progress]
+        return [restart, drain, release, release_guarded, mode, progress]  # the scheduler's, then telemetry's
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
@@ -142,24 +178,24 @@ def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
 class Running:
     """A started workflow plus the workers serving it; use as an async context manager."""
 
-    def __init__(self, client: Client, inp: JobRecoveryInput, fake: FakeScheduler | None = None) -> None:
+    def __init__(
+        self, client: Client, inp: JobRecoveryInput, fake: FakeScheduler | None = None, workflow_id: str | None = None
+    ) -> None:
         self.client, self.inp, self.fake = client, inp, fake or FakeScheduler()
         self.task_queue = "control-" + uuid.uuid4().hex[:6]
+        self.workflow_id = workflow_id or f"lazarus-test-{inp.job_id}-{uuid.uuid4().hex[:4]}"
 
     async def __aenter__(self) -> Running:
         acts = self.fake.activities()
         self._workers = [
             Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
-            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:3]),
-            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[3:]),
+            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:-1]),
+            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[-1:]),
         ]
         for w in self._workers:
             await w.__aenter__()
         self.handle = await self.client.start_workflow(
-            JobRecoveryWorkflow.run,
-            self.inp,
-            id=f"lazarus-test-{self.inp.job_id}-{uuid.uuid4().hex[:4]}",
-            task_queue=self.task_queue,
+            JobRecoveryWorkflow.run, self.inp, id=self.workflow_id, task_queue=self.task_queue
         )
         return self
 

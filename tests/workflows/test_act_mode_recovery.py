@@ -1,4 +1,5 @@
-"""Act mode: a crash with a hardware signature is restarted excluding the implicated node."""
+"""Act mode: a crash with a hardware signature is restarted excluding the implicated node; the job workflow never
+drains a node itself (drains go only through the node ledger, with corroboration and within the budget)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ async def test_hardware_crash_restarts_excluding_the_node_and_completes(ts_env):
     assert len(run.fake.restarts) == 1
     assert run.fake.restarts[0].expected_attempt == 0
     assert run.fake.restarts[0].exclude_nodes == ["node2"]
-    assert [d.nodes for d in run.fake.drains] == [["node2"]]
+    assert run.fake.drains == []  # no ledger runs here: nothing is drained
     advice = status.advice_history[0]
     assert (advice.action, advice.status, advice.generation) == (AdviceAction.RESTART, AdviceStatus.EXECUTED, 1)
     assert status.attempts[0].anomaly.recorded_at is not None
@@ -91,13 +92,23 @@ async def test_restart_refused_by_the_scheduler_fails_open(ts_env):
     assert fake.releases == [run.inp.job_id]  # never leave a job held by Lazarus
 
 
-async def test_a_failed_drain_does_not_stop_the_restart(ts_env):
-    from tests.workflows.harness import FakeScheduler
-
-    fake = FakeScheduler(refuse_drain=True)
-    async with Running(ts_env.client, job_input(Mode.ACT), fake) as run:
+async def test_without_a_node_ledger_nothing_is_drained_and_the_advice_says_the_node_is_excluded_only(ts_env):
+    async with Running(ts_env.client, job_input(Mode.ACT)) as run:
         await send(run.handle, started(0), xid79_on("node2"), ended(0))
         await send(run.handle, started(1, ("node1", "node3")), ended(1, JobState.COMPLETED, 0))
         status = await run.handle.result()
-    assert status.state == RecoveryState.COMPLETED
-    assert fake.restarts[0].exclude_nodes == ["node2"] and "drain failed" in status.advice_history[0].comment
+    assert status.state == RecoveryState.COMPLETED and run.fake.drains == []
+    assert run.fake.restarts[0].exclude_nodes == ["node2"]
+    comment = status.advice_history[0].comment
+    assert "no node ledger runs" in comment and "node2 is excluded from this job only" in comment
+
+
+async def test_when_the_node_ledger_cannot_be_reached_nothing_is_drained(ts_env):
+    inp = job_input(Mode.ACT).model_copy(update={"ledger_workflow_id": "lazarus-nowhere-ledger"})
+    async with Running(ts_env.client, inp) as run:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await send(run.handle, started(1, ("node1", "node3")), ended(1, JobState.COMPLETED, 0))
+        status = await run.handle.result()
+    assert status.state == RecoveryState.COMPLETED and run.fake.drains == []
+    assert run.fake.restarts[0].exclude_nodes == ["node2"]
+    assert "node ledger unreachable" in status.advice_history[0].comment

@@ -88,10 +88,11 @@ class _CountingClient:
         s = self.state
         if argv[1] == "requeuehold":
             s.restarts, s.state, s.held, s.nodes = s.restarts + 1, JobState.PENDING, True, []
+            s.state_reason = "job_requeued_in_held_state"
         elif argv[1] == "hold":
-            s.held = True
+            s.held, s.state_reason = True, "JobHeldAdmin"
         elif argv[1] == "release":
-            s.held = False
+            s.held, s.state_reason = False, ""
         elif argv[1] == "update":
             s.excluded_nodes = ["node2"]
 
@@ -101,7 +102,13 @@ class _CountingClient:
     [
         JobSnapshot(job_id=7, state=JobState.RUNNING, nodes=["node1", "node2"]),  # the usual restart
         JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1),  # a retry: requeued already, not held
-        JobSnapshot(job_id=7, state=JobState.PENDING, restarts=1, held=True),  # a retry: requeued and held
+        JobSnapshot(
+            job_id=7,
+            state=JobState.PENDING,
+            restarts=1,
+            held=True,  # a retry: requeued and held
+            state_reason="job_requeued_in_held_state",
+        ),
         JobSnapshot(job_id=7, state=JobState.PENDING),  # still pending for its first run
     ],
     ids=["running", "requeued-not-held", "requeued-held", "pending"],

@@ -38,7 +38,7 @@ async def test_approval_through_the_update_executes_the_advice(ts_env):
         status = await run.handle.result()
     assert status.state == RecoveryState.COMPLETED
     assert status.advice_history[0].decided_by == "alice"
-    assert status.advice_history[0].comment == "agreed"
+    assert status.advice_history[0].comment.startswith("agreed")  # the approver's words stay first
     assert run.fake.restarts[0].exclude_nodes == ["node2"]
 
 

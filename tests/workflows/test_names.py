@@ -7,6 +7,7 @@ from temporalio import workflow
 from lazarus.models import names
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
+from workflows.telemetry_lease import TelemetryLeaseWorkflow
 
 
 def test_the_job_workflow_answers_to_its_names():
@@ -25,6 +26,15 @@ def test_the_node_ledger_answers_to_its_names():
     assert set(defn.queries) == {names.LEDGER_VIEW}
 
 
+def test_the_telemetry_lease_answers_to_its_names():
+    defn = workflow._Definition.must_from_class(TelemetryLeaseWorkflow)
+    assert defn.name == names.TELEMETRY_LEASE_WORKFLOW
+    assert set(defn.signals) == set()
+    assert set(defn.updates) == {names.ACQUIRE_LEASE, names.RENEW_LEASE, names.RELEASE_LEASE}
+    assert set(defn.queries) == {names.LEASE_VIEW}
+
+
 def test_workflow_ids_name_the_cluster_and_the_job():
     assert names.workflow_id("gpu-a", 1234) == "lazarus-gpu-a-1234"
     assert names.ledger_id("gpu-a") == "lazarus-gpu-a-ledger"
+    assert names.telemetry_lease_id("gpu-a") == "lazarus-gpu-a-telemetry-lease"

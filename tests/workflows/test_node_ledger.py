@@ -1,315 +1,328 @@
-"""The node ledger: one drain per node however many jobs blame it, lemon nodes, the drain budget, resume;
-it stays true to Slurm (reconciliation), takes a new policy while running, and stays small."""
+"""The node ledger: one drain per node however many jobs blame it, and only with corroboration from outside any
+one job's own output (the node agent, Slurm's node state, jobs of several users); lemon nodes counted by users;
+the drain budget; resume; it stays true to Slurm (reconciliation), takes a new policy while running, and stays
+small."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 
 import pytest
-from temporalio import activity
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.worker import Worker
 
 from lazarus.cli.common import failure_message
-from lazarus.models.ledger import DrainRequest, Implication, LedgerInput, LedgerPolicy, PolicyChange, ResumeRequest
+from lazarus.models.diagnosis import EvidenceSource
+from lazarus.models.ledger import DrainRequest, LedgerPolicy, PolicyChange, ResumeRequest
+from lazarus.models.names import workflow_id
 from lazarus.models.policy import Mode
-from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
 from tests.workflows.harness import Running, ended, job_input, send, started, xid79_on
+from tests.workflows.ledger_harness import FakeNodes, imp, record, running_ledger, settle
+from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
+WAITS = "drain waits for corroboration"
 
-class FakeNodes:
-    def __init__(self, count: int = 8) -> None:
-        self.nodes = {f"node{i}": NodeState(name=f"node{i}", state="IDLE") for i in range(1, count + 1)}
-        self.drain_calls: list[list[str]] = []
 
-    def activities(self):
-        @activity.defn(name="slurm_list_nodes")
-        async def list_nodes() -> list[NodeState]:
-            return list(self.nodes.values())
+# ---- a drain needs more than one job's word ---------------------------------------------------------------
 
-        @activity.defn(name="slurm_drain_nodes")
-        async def drain(req: NodeAction) -> NodeActionResult:
-            self._known(req.nodes)
-            self.drain_calls.append(req.nodes)
-            for n in req.nodes:
-                self.nodes[n] = NodeState(name=n, state="IDLE+DRAIN", reason=req.reason)
-            return NodeActionResult(changed=req.nodes)
 
-        @activity.defn(name="slurm_resume_nodes")
-        async def resume(req: NodeAction) -> NodeActionResult:
-            self._known(req.nodes)
-            for n in req.nodes:
-                self.nodes[n] = NodeState(name=n, state="IDLE")
-            return NodeActionResult(changed=req.nodes)
+async def test_one_users_word_excludes_but_does_not_drain_and_the_record_says_the_drain_waits(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
+        rec = await record(handle, "node2")
+    assert fake.drain_calls == [] and not rec.drained
+    assert rec.waiting.startswith(f"excluded from job 7 only; {WAITS}")
+    assert fake.health_calls == [["node2"]]  # the node agent was asked, and found nothing wrong
 
-        return [list_nodes, drain, resume]
 
-    def _known(self, names: list[str]) -> None:
-        """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""
-        unknown = [n for n in names if n not in self.nodes]
-        if unknown:
-            raise ApplicationError(
-                f"{', '.join(unknown)}: not a node of this cluster", type="UnknownNode", non_retryable=True
+async def test_more_jobs_of_the_same_user_neither_corroborate_nor_make_a_lemon(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake, lemon_job_count=2) as handle:
+        now = await ts_env.get_current_time()
+        for job in (11, 12, 13):
+            await handle.signal(NodeLedgerWorkflow.record_implication, imp("node5", job, user="mallory", at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and len(v.nodes[0].implications) == 3)
+        rec = await record(handle, "node5")
+    assert fake.drain_calls == [] and rec.waiting.startswith(f"excluded from job 13 only; {WAITS}")
+
+
+async def test_a_second_users_job_corroborates_the_waiting_drain(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 7, user="alice", at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 8, drain=False, user="bob", at=now))
+        await settle(ts_env, handle, lambda v: v.nodes[0].drained)
+        rec = await record(handle, "node2")
+    assert fake.drain_calls == [["node2"]] and rec.drained_by_lazarus and rec.waiting is None
+    assert rec.drain_reason.startswith("lazarus: nvrm_xid_79 in job 7 attempt 0; corroborated: jobs of 2 users")
+
+
+async def test_the_node_agents_verdict_corroborates_at_once(ts_env):
+    fake = FakeNodes(failed={"node3"})
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node3", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        rec = await record(handle, "node3")
+    assert fake.drain_calls == [["node3"]]
+    assert "corroborated: its node agent reports it failed (Xid 79)" in rec.drain_reason
+
+
+async def test_a_verdict_that_comes_later_drains_the_waiting_node_at_the_next_reconciliation(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
+        fake.failed.add("node4")  # the agent's next NVML poll sees the Xid
+        await ts_env.sleep(timedelta(minutes=6))
+        await settle(ts_env, handle, lambda v: v.nodes[0].drained)
+    assert fake.drain_calls == [["node4"]]
+
+
+async def test_slurms_own_node_state_corroborates(ts_env):
+    fake = FakeNodes()
+    fake.admin("node6", "DOWN", reason="Not responding")
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node6", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        rec = await record(handle, "node6")
+    assert "corroborated: Slurm shows it DOWN (Not responding)" in rec.drain_reason
+    assert fake.health_calls == []  # Slurm's word was enough
+
+
+async def test_evidence_telemetry_read_outside_the_job_corroborates(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(
+            NodeLedgerWorkflow.record_implication, imp("node1", 7, at=now, source=EvidenceSource.NODE_AGENT)
+        )
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        rec = await record(handle, "node1")
+    assert "corroborated: node agent evidence in job 7" in rec.drain_reason
+
+
+async def test_the_job_is_told_its_drain_waits_and_then_that_the_node_was_drained(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake, cluster="test") as ledger:
+        inp = job_input(Mode.ACT).model_copy(update={"ledger_workflow_id": ledger.id})
+        async with Running(ts_env.client, inp, workflow_id=workflow_id("test", inp.job_id)) as run:
+            await send(run.handle, started(0), xid79_on("node2"), ended(0))
+            await settle(ts_env, ledger, lambda v: v.nodes and v.nodes[0].waiting)
+            now = await ts_env.get_current_time()
+            await ledger.signal(
+                NodeLedgerWorkflow.record_implication, imp("node2", 99, drain=False, user="bob", at=now)
             )
-
-    def admin(self, node: str, state: str, reason: str = "") -> None:
-        """An administrator changes a node with scontrol, outside Lazarus."""
-        self.nodes[node] = NodeState(name=node, state=state, reason=reason)
-
-
-async def start_ledger(env, fake: FakeNodes, **policy):
-    sched = "ledger-sched-" + uuid.uuid4().hex[:6]
-    tq = "ledger-" + uuid.uuid4().hex[:6]
-    workers = [
-        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow]),
-        Worker(env.client, task_queue=sched, activities=fake.activities()),
-    ]
-    for w in workers:
-        await w.__aenter__()
-    handle = await env.client.start_workflow(
-        NodeLedgerWorkflow.run,
-        LedgerInput(cluster="t", policy=LedgerPolicy(**policy), scheduler_queue=sched),
-        id="ledger-" + uuid.uuid4().hex[:6],
-        task_queue=tq,
-    )
-    return handle, workers
+            await settle(ts_env, ledger, lambda v: v.nodes[0].drained)
+            for _ in range(50):
+                notes = (await run.handle.query(JobRecoveryWorkflow.status)).ledger_notes
+                if len(notes) == 2:
+                    break
+                await ts_env.sleep(timedelta(seconds=1))
+            await run.handle.terminate("test done")
+    assert run.fake.drains == [] and fake.drain_calls == [["node2"]]  # the ledger drained it, not the job
+    assert run.fake.restarts[0].exclude_nodes == ["node2"]
+    assert notes[0].startswith(f"node2: excluded from job {inp.job_id} only; {WAITS}")
+    assert notes[1].startswith("node2 drained by the node ledger: lazarus: nvrm_xid_79")
 
 
-async def stop(workers, handle) -> None:
-    """End the test's ledger too: its reconciliation timer would otherwise hold the time-skipping server's clock
-    (a timer firing for a workflow nobody serves leaves a task outstanding for the rest of the session)."""
-    await handle.terminate("test done")
-    for w in workers:
-        await w.__aexit__(None, None, None)
-
-
-async def settle(env, handle, predicate) -> None:
-    for _ in range(100):
-        view = await handle.query(NodeLedgerWorkflow.view)
-        if predicate(view):
-            return
-        await env.sleep(timedelta(seconds=1))
-    raise AssertionError("ledger never reached the expected state")
-
-
-def imp(node: str, job: int, drain: bool = True, **kw) -> Implication:
-    return Implication(
-        node=node,
-        job_id=job,
-        attempt=0,
-        signature="nvrm_xid_79",
-        category="hardware",
-        at=kw.get("at"),
-        drain_requested=drain,
-    )
+# ---- one drain per node, lemons, the budget, resume ----------------------------------------------------------
 
 
 async def test_two_jobs_implicating_one_node_produce_one_drain(ts_env):
-    fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake)
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 1, at=now))
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 2, at=now))
-    await settle(ts_env, handle, lambda v: len(v.nodes[0].implications) == 2)
-    await stop(workers, handle)
+    fake = FakeNodes(failed={"node2"})
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 1, at=now))
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 2, user="bob", at=now))
+        await settle(ts_env, handle, lambda v: len(v.nodes[0].implications) == 2)
     assert fake.drain_calls == [["node2"]]
 
 
-async def test_node_blamed_by_three_jobs_is_drained_as_a_lemon(ts_env):
+async def test_a_node_blamed_by_jobs_of_three_users_is_drained_as_a_lemon(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, lemon_job_count=3)
-    now = await ts_env.get_current_time()
-    for job in (11, 12, 13):
-        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node5", job, drain=False, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained_by_lazarus)
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
-    assert "lemon node: implicated by 3 jobs (11,12,13)" in view.nodes[0].drain_reason
+    async with running_ledger(ts_env, fake, lemon_job_count=3) as handle:
+        now = await ts_env.get_current_time()
+        for job, user in ((11, "ann"), (12, "ann"), (13, "bob"), (14, "cid")):
+            await handle.signal(
+                NodeLedgerWorkflow.record_implication, imp("node5", job, drain=False, user=user, at=now)
+            )
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained_by_lazarus)
+        rec = await record(handle, "node5")
+    assert rec.drain_reason.startswith("lazarus: lemon node: implicated by jobs of 3 users (4 jobs: 11,12,13,14)")
     assert fake.nodes["node5"].drained
 
 
 async def test_drains_stop_at_the_budget(ts_env):
-    fake = FakeNodes(count=8)
-    handle, workers = await start_ledger(ts_env, fake, max_drain_fraction=0.25)
-    now = await ts_env.get_current_time()
-    for i, node in enumerate(("node1", "node2", "node3"), start=1):
-        await handle.signal(NodeLedgerWorkflow.record_implication, imp(node, 100 + i, at=now))
-    await settle(ts_env, handle, lambda v: len(v.nodes) == 3 and v.nodes[2].refused)
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    fake = FakeNodes(count=8, failed={"node1", "node2", "node3"})
+    async with running_ledger(ts_env, fake, max_drain_fraction=0.25) as handle:
+        now = await ts_env.get_current_time()
+        for i, node in enumerate(("node1", "node2", "node3"), start=1):
+            await handle.signal(NodeLedgerWorkflow.record_implication, imp(node, 100 + i, at=now))
+        await settle(ts_env, handle, lambda v: len(v.nodes) == 3 and v.nodes[2].refused)
+        view = await handle.query(NodeLedgerWorkflow.view)
     assert fake.drain_calls == [["node1"], ["node2"]]
     assert "budget 25%" in view.nodes[2].refused[0]
 
 
 async def test_resume_returns_the_node_and_records_who(ts_env):
-    fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake)
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained_by_lazarus)
-    await handle.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node4", operator="carol"))
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    fake = FakeNodes(failed={"node4"})
+    async with running_ledger(ts_env, fake) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained_by_lazarus)
+        await handle.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node4", operator="carol"))
+        view = await handle.query(NodeLedgerWorkflow.view)
     assert view.nodes[0].resumed_by == "carol" and not view.nodes[0].drained
     assert not fake.nodes["node4"].drained
 
 
-async def test_job_workflow_reports_its_implicated_node_to_the_ledger(ts_env):
-    fake = FakeNodes()
-    ledger, workers = await start_ledger(ts_env, fake)
-    inp = job_input(Mode.ACT).model_copy(update={"ledger_workflow_id": ledger.id})
-    async with Running(ts_env.client, inp) as run:
-        await send(run.handle, started(0), xid79_on("node2"), ended(0))
-        await settle(ts_env, ledger, lambda v: v.nodes and v.nodes[0].drained_by_lazarus)
-        await run.handle.terminate("test done")
-    await stop(workers, ledger)
-    assert fake.drain_calls == [["node2"]]
-    assert run.fake.drains == []  # the ledger drained it, not the job workflow
-    assert run.fake.restarts[0].exclude_nodes == ["node2"]
-
-
 async def test_operator_drain_is_recorded_with_who_and_why(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake)
-    await handle.execute_update(
-        NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="dave", reason="fan noise")
-    )
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    async with running_ledger(ts_env, fake) as handle:
+        await handle.execute_update(
+            NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="dave", reason="fan noise")
+        )
+        view = await handle.query(NodeLedgerWorkflow.view)
     assert fake.nodes["node6"].drained and "fan noise (by dave via lazarus)" in fake.nodes["node6"].reason
     assert view.nodes[0].drained_by == "dave"
 
 
 async def test_an_operator_drain_then_resume_leaves_the_node_in_service(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake)
-    await handle.execute_update(
-        NodeLedgerWorkflow.drain_node, DrainRequest(node="node3", operator="dave", reason="fan noise")
-    )
-    await handle.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node3", operator="dave"))
-    [record] = (await handle.query(NodeLedgerWorkflow.view)).nodes
-    await stop(workers, handle)
-    assert not record.drained and record.drained_by is None and record.resumed_by == "dave"
+    async with running_ledger(ts_env, fake) as handle:
+        await handle.execute_update(
+            NodeLedgerWorkflow.drain_node, DrainRequest(node="node3", operator="dave", reason="fan noise")
+        )
+        await handle.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node3", operator="dave"))
+        [rec] = (await handle.query(NodeLedgerWorkflow.view)).nodes
+    assert not rec.drained and rec.drained_by is None and rec.resumed_by == "dave"
+
+
+# ---- the ledger stays true to Slurm --------------------------------------------------------------------------
 
 
 async def test_a_node_resumed_outside_lazarus_is_noticed_at_the_next_reconciliation(ts_env):
-    fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5))
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
-    fake.admin("node4", "IDLE")  # scontrol update nodename=node4 state=resume
-    await ts_env.sleep(timedelta(minutes=6))
-    await settle(ts_env, handle, lambda v: not v.nodes[0].drained)
-    [record] = (await handle.query(NodeLedgerWorkflow.view)).nodes
-    await stop(workers, handle)
-    assert record.resumed_by == "outside Lazarus" and record.resumed_at is not None
-    assert record.slurm_state == "IDLE"
-    assert "resumed outside Lazarus, seen at" in record.history[-1]
+    fake = FakeNodes(failed={"node4"})
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        fake.admin("node4", "IDLE")  # scontrol update nodename=node4 state=resume
+        await ts_env.sleep(timedelta(minutes=6))
+        await settle(ts_env, handle, lambda v: not v.nodes[0].drained)
+        [rec] = (await handle.query(NodeLedgerWorkflow.view)).nodes
+    assert rec.resumed_by == "outside Lazarus" and rec.resumed_at is not None
+    assert rec.slurm_state == "IDLE"
+    assert "resumed outside Lazarus, seen at" in rec.history[-1]
 
 
 async def test_a_node_resumed_outside_lazarus_is_drained_again_for_a_new_fault(ts_env):
-    fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, reconcile_interval=timedelta(days=1))
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
-    fake.admin("node4", "IDLE")  # the timer has not fired: only the check before a drain can notice
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 8, at=now))
-    await settle(ts_env, handle, lambda v: len(v.nodes[0].implications) == 2 and fake.nodes["node4"].drained)
-    [record] = (await handle.query(NodeLedgerWorkflow.view)).nodes
-    await stop(workers, handle)
+    fake = FakeNodes(failed={"node4"})
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(days=1)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        fake.admin("node4", "IDLE")  # the timer has not fired: only the check before a drain can notice
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 8, at=now))
+        await settle(ts_env, handle, lambda v: len(v.nodes[0].implications) == 2 and fake.nodes["node4"].drained)
+        [rec] = (await handle.query(NodeLedgerWorkflow.view)).nodes
     assert fake.drain_calls == [["node4"], ["node4"]]
-    assert record.drained_by_lazarus and "job 8" in record.drain_reason
+    assert rec.drained_by_lazarus and "job 8" in rec.drain_reason
 
 
 async def test_a_node_drained_by_someone_else_is_recorded_as_such(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5))
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 7, drain=False, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes)
-    fake.admin("node2", "IDLE+DRAIN", reason="bad DIMM")
-    await ts_env.sleep(timedelta(minutes=6))
-    await settle(ts_env, handle, lambda v: v.nodes[0].drained)
-    [record] = (await handle.query(NodeLedgerWorkflow.view)).nodes
-    await stop(workers, handle)
-    assert record.drained_by == "outside Lazarus" and record.drain_reason == "bad DIMM"
-    assert not record.drained_by_lazarus and fake.drain_calls == []
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 7, drain=False, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes)
+        fake.admin("node2", "IDLE+DRAIN", reason="bad DIMM")
+        await ts_env.sleep(timedelta(minutes=6))
+        await settle(ts_env, handle, lambda v: v.nodes[0].drained)
+        [rec] = (await handle.query(NodeLedgerWorkflow.view)).nodes
+    assert rec.drained_by == "outside Lazarus" and rec.drain_reason == "bad DIMM"
+    assert not rec.drained_by_lazarus and fake.drain_calls == []
 
 
 async def test_the_policy_can_be_changed_without_restarting_the_ledger(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, lemon_job_count=3)
-    await handle.signal(
-        NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(lemon_job_count=2), by="config at worker start")
-    )
-    now = await ts_env.get_current_time()
-    for job in (21, 22):
-        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node5", job, drain=False, at=now))
-    await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    async with running_ledger(ts_env, fake, lemon_job_count=3) as handle:
+        await handle.signal(
+            NodeLedgerWorkflow.set_policy,
+            PolicyChange(policy=LedgerPolicy(lemon_job_count=2), by="config at worker start"),
+        )
+        now = await ts_env.get_current_time()
+        for job, user in ((21, "ann"), (22, "bob")):
+            await handle.signal(
+                NodeLedgerWorkflow.record_implication, imp("node5", job, drain=False, user=user, at=now)
+            )
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].drained)
+        view = await handle.query(NodeLedgerWorkflow.view)
     assert view.policy.lemon_job_count == 2 and view.policy_set_by == "config at worker start"
-    assert "lemon node: implicated by 2 jobs" in view.nodes[0].drain_reason
+    assert "lemon node: implicated by jobs of 2 users" in view.nodes[0].drain_reason
+
+
+# ---- the ledger stays small ----------------------------------------------------------------------------------
 
 
 async def test_records_of_nodes_slurm_does_not_know_are_pruned(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5))
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node99", 7, drain=False, at=now))
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 7, drain=False, at=now))
-    await settle(ts_env, handle, lambda v: len(v.nodes) == 2)
-    await ts_env.sleep(timedelta(minutes=6))
-    await settle(ts_env, handle, lambda v: [r.node for r in v.nodes] == ["node1"])
-    await stop(workers, handle)
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node99", 7, drain=False, at=now))
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 7, drain=False, at=now))
+        await settle(ts_env, handle, lambda v: len(v.nodes) == 2)
+        await ts_env.sleep(timedelta(minutes=6))
+        await settle(ts_env, handle, lambda v: [r.node for r in v.nodes] == ["node1"])
 
 
 async def test_records_whose_drain_was_refused_are_pruned_once_their_implications_expire(ts_env):
-    fake = FakeNodes(count=4)
-    handle, workers = await start_ledger(
+    fake = FakeNodes(count=4, failed={"node1", "node2"})
+    async with running_ledger(
         ts_env, fake, max_drain_fraction=0.25, lemon_window=timedelta(hours=1), reconcile_interval=timedelta(minutes=30)
-    )
-    now = await ts_env.get_current_time()
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 1, at=now))
-    await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 2, at=now))
-    await settle(ts_env, handle, lambda v: len(v.nodes) == 2 and v.nodes[1].refused)
-    await ts_env.sleep(timedelta(hours=2, minutes=31))
-    await settle(ts_env, handle, lambda v: [r.node for r in v.nodes] == ["node1"])
-    await stop(workers, handle)
+    ) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 1, at=now))
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node2", 2, at=now))
+        await settle(ts_env, handle, lambda v: len(v.nodes) == 2 and v.nodes[1].refused)
+        await ts_env.sleep(timedelta(hours=2, minutes=31))
+        await settle(ts_env, handle, lambda v: [r.node for r in v.nodes] == ["node1"])
 
 
 async def test_the_ledger_keeps_only_the_newest_implications_up_to_its_cap(ts_env):
     fake = FakeNodes(count=14)
-    handle, workers = await start_ledger(ts_env, fake, max_implications=10)
-    start = await ts_env.get_current_time()
-    for job in range(1, 15):
-        await handle.signal(
-            NodeLedgerWorkflow.record_implication,
-            imp(f"node{job}", job, drain=False, at=start + timedelta(seconds=job)),
-        )
-    await settle(ts_env, handle, lambda v: any(i.job_id == 14 for r in v.nodes for i in r.implications))
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    async with running_ledger(ts_env, fake, max_implications=10) as handle:
+        start = await ts_env.get_current_time()
+        for job in range(1, 15):
+            await handle.signal(
+                NodeLedgerWorkflow.record_implication,
+                imp(f"node{job}", job, drain=False, at=start + timedelta(seconds=job)),
+            )
+        await settle(ts_env, handle, lambda v: any(i.job_id == 14 for r in v.nodes for i in r.implications))
+        view = await handle.query(NodeLedgerWorkflow.view)
     kept = sorted(i.job_id for r in view.nodes for i in r.implications)
     assert kept == list(range(5, 15)) and {r.node for r in view.nodes} == {f"node{j}" for j in range(5, 15)}
 
 
 async def test_a_refused_operator_drain_carries_slurms_reason_to_the_caller(ts_env):
     fake = FakeNodes()
-    handle, workers = await start_ledger(ts_env, fake)
-    with pytest.raises(WorkflowUpdateFailedError) as caught:
-        await handle.execute_update(
-            NodeLedgerWorkflow.drain_node, DrainRequest(node="node9", operator="dave", reason="fan noise")
-        )
-    view = await handle.query(NodeLedgerWorkflow.view)
-    await stop(workers, handle)
+    async with running_ledger(ts_env, fake) as handle:
+        with pytest.raises(WorkflowUpdateFailedError) as caught:
+            await handle.execute_update(
+                NodeLedgerWorkflow.drain_node, DrainRequest(node="node9", operator="dave", reason="fan noise")
+            )
+        view = await handle.query(NodeLedgerWorkflow.view)
     assert failure_message(caught.value) == "node9: not a node of this cluster"
     assert isinstance(caught.value.cause, ApplicationError) and caught.value.cause.type == "UnknownNode"
     assert view.nodes == []  # nothing recorded for a node that does not exist

@@ -54,6 +54,8 @@ def test_the_table_has_exactly_these_edges():
         (S.AWAITING_APPROVAL, S.STOPPED),
         (S.ACTING, S.VERIFYING),
         (S.ACTING, S.FAILED),
+        (S.ACTING, S.COMPLETED),
+        (S.ACTING, S.STOPPED),
         (S.VERIFYING, S.WATCHING),
         (S.VERIFYING, S.SUSPECTED),
         (S.VERIFYING, S.STOPPED),

@@ -124,6 +124,43 @@ def test_a_refused_restart_releases_the_job_then_fails():
     assert state.stop_reason == "restart failed: Requested operation is presently disabled"
 
 
+def test_a_restart_whose_fresh_read_finds_the_job_completed_leaves_it_alone_and_completes():
+    state, _ = acting()
+    state, effects = feed(
+        state,
+        Requeued(
+            RestartResult(
+                job_id=state.job_id,
+                new_attempt=0,
+                excluded_nodes=[],
+                state=JobState.COMPLETED,
+                exit_code=0,
+                not_done_reason="job completed in attempt 0",
+            )
+        ),
+    )
+    assert state.state == S.COMPLETED and state.advice_history[0].status == AdviceStatus.NOT_EXECUTED
+    assert not state.lazarus_hold and not [e for e in effects if isinstance(e, ReleaseHold)]
+
+
+def test_a_restart_whose_fresh_read_finds_the_job_cancelled_leaves_it_alone_and_stops():
+    state, _ = acting()
+    state, _ = feed(
+        state,
+        Requeued(
+            RestartResult(
+                job_id=state.job_id,
+                new_attempt=0,
+                excluded_nodes=[],
+                state=JobState.CANCELLED,
+                not_done_reason="job was cancelled",
+            )
+        ),
+    )
+    assert state.state == S.STOPPED
+    assert state.advice_history[0].not_executed_reason == "job was cancelled before the action"
+
+
 def test_a_failed_drain_is_noted_and_the_restart_goes_on():
     state, _ = acting()
     state, _effects = feed(state, DrainFailed("Access/permission denied"))

@@ -44,6 +44,26 @@ async def test_fresh_progress_seen_by_telemetry_rearms_the_watchdog(ts_env):
     assert status.attempts[0].last_step == 99 and run.fake.restarts == []
 
 
+async def test_a_hang_check_that_cannot_reach_telemetry_records_a_blind_spell_and_decides_once_it_can(ts_env):
+    fake = FakeScheduler(telemetry_failures=2)
+    inp = job_input(Mode.ACT, hang_budget=timedelta(minutes=10))
+    async with Running(ts_env.client, inp, fake) as run:
+        now = await ts_env.get_current_time()
+        await send(run.handle, started(0).model_copy(update={"at": now}), progress(0, 10, now))
+        await ts_env.sleep(timedelta(minutes=13))  # the budget, then one more check while blind
+        blind = await run.handle.query(JobRecoveryWorkflow.status)
+        await ts_env.sleep(timedelta(minutes=4))  # telemetry answers again: silence it vouches for is a hang
+        await wait_state(ts_env, run.handle, RecoveryState.VERIFYING)
+        final = await run.handle.query(JobRecoveryWorkflow.status)
+        await run.handle.terminate("test done")
+    assert blind.state == RecoveryState.WATCHING and blind.attempts[0].anomaly is None
+    [spell] = blind.attempts[0].blind_spells
+    assert spell.since == now and spell.checks == 2 and "telemetry unreachable" in spell.reason
+    [spell] = final.attempts[0].blind_spells
+    assert spell.until is not None and final.attempts[0].anomaly.source == "hang-watchdog"
+    assert len(run.fake.restarts) == 1
+
+
 async def test_learned_budget_follows_the_slowest_step(ts_env):
     inp = job_input(
         Mode.ACT, hang_budget=timedelta(hours=1), hang_budget_min=timedelta(seconds=30), hang_step_multiple=4

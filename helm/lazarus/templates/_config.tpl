@@ -28,9 +28,11 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- end -}}
 {{- $discovery := dict "interval" $v.discovery.intervalSeconds "log_tail_max_bytes" $v.discovery.logTailMaxBytes -}}
 {{- with $v.discovery.jobNamePrefix }}{{ $_ := set $discovery "job_name_prefix" . }}{{ end -}}
-{{- with $v.discovery.offsetsFile }}{{ $_ := set $discovery "offsets_file" . }}{{ end -}}
 {{- $_ := set $discovery "log_roots" $v.discovery.logRoots -}}
 {{- $_ := set $discovery "log_read_timeout_s" $v.discovery.logReadTimeoutSeconds -}}
+{{- $lease := $v.discovery.lease -}}
+{{- $_ := set $discovery "lease" (dict "ttl" $lease.ttlSeconds "renew_interval" $lease.renewIntervalSeconds
+      "safety_margin" $lease.safetyMarginSeconds) -}}
 {{- $prom := dict "enabled" $v.prometheus.enabled "url" $v.prometheus.url "timeout_s" $v.prometheus.timeoutSeconds
       "straggler_interval" $v.prometheus.stragglerIntervalSeconds -}}
 {{- $attribution := dict "timeout_s" $v.attribution.timeoutSeconds -}}
@@ -43,7 +45,8 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
       "max_drain_fraction" $v.ledger.maxDrainFraction
-      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications -}}
+      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications
+      "corroborating_users" $v.ledger.corroboratingUsers -}}
 {{- $metrics := dict "port" 0 "temporal_port" 0 -}}
 {{- if $v.metrics.enabled -}}
 {{- $metrics = dict "port" $v.metrics.port "temporal_port" $v.metrics.temporalPort

@@ -1,6 +1,7 @@
 /* A scripted stand-in for libnvidia-ml.so.1, so the real pynvml ctypes code runs on GPU-less machines.
  *
- * Built by tests/health/conftest.py with: gcc -shared -fPIC -O2 -Wall -o libnvidia-ml.so.1 fake_nvml.c
+ * Shipped with the dev stack (`lazarus dev up` runs one node agent per fake node on it) and used by the
+ * tests; built by lazarus/devstack/fake_nvml.py with: gcc -shared -fPIC -O2 -Wall -o libnvidia-ml.so.1 fake_nvml.c
  *
  * Script (both files are re-read on every call, so a test can change them between polls):
  *   FAKE_NVML_STATE  file of "<gpu index | *> <key> <value>" lines; the last matching line wins.

@@ -1,0 +1,21 @@
+"""Patch ids of the job workflow's decision path: behaviour changes running workflows would see.
+
+A change that alters the commands a workflow issues for the same history (another activity, a signal more
+or less, a timer set or cancelled elsewhere) goes behind ``workflow.patched(id)``: a run that started
+before the change has no marker for it in its history and keeps the old behaviour until it ends or
+continues as new; every later run takes the new one. See CONTRIBUTING.md ("Workflow histories").
+
+The decision path is pure (``workflows.transitions.apply``), so it cannot ask Temporal itself: when the
+job workflow decides, it asks ``workflow.patched`` for each id of :data:`DECISION_PATCHES` and hands the
+ones the run predates in with the ``Decide`` input (``Decide.unpatched``). Never change or reuse an id;
+remove a patch (keeping its new branch) only once no workflow started before it can still run, together
+with the stored histories recorded before it (``tests/histories/*@<rev>.json``).
+"""
+
+from __future__ import annotations
+
+BOUND_TO_ALLOCATION = "decision-bound-to-allocation"
+"""The decision excludes and drains only nodes of the attempt's allocation. Before it, a decision took the
+implicated nodes of the allocation, or every implicated node when none (or no allocation) was known."""
+
+DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION,)
