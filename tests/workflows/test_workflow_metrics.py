@@ -20,7 +20,7 @@ from lazarus.models.policy import Mode
 from lazarus.models.slurm import JobState
 from tests.workflows.conftest import register_search_attributes
 from tests.workflows.harness import Running, ended, job_input, send, started, xid79_on
-from tests.workflows.test_node_ledger import FakeNodes, imp, settle, start_ledger, stop
+from tests.workflows.ledger_harness import FakeNodes, imp, running_ledger, settle
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -85,13 +85,12 @@ async def test_a_recovery_records_each_fact_once_and_its_replay_records_nothing(
 
 async def test_the_ledger_counts_its_drains_and_the_drain_the_budget_refused(metered_env):
     lazarus_updates()
-    fake = FakeNodes(count=8)
-    handle, workers = await start_ledger(metered_env, fake, max_drain_fraction=0.25)
-    now = await metered_env.get_current_time()
-    for i, node in enumerate(("node1", "node2", "node3"), start=1):
-        await handle.signal(NodeLedgerWorkflow.record_implication, imp(node, 100 + i, at=now))
-    await settle(metered_env, handle, lambda v: len(v.nodes) == 3 and v.nodes[2].refused)
-    await stop(workers, handle)
+    fake = FakeNodes(count=8, failed={"node1", "node2", "node3"})  # the node agents corroborate each drain
+    async with running_ledger(metered_env, fake, max_drain_fraction=0.25) as handle:
+        now = await metered_env.get_current_time()
+        for i, node in enumerate(("node1", "node2", "node3"), start=1):
+            await handle.signal(NodeLedgerWorkflow.record_implication, imp(node, 100 + i, at=now))
+        await settle(metered_env, handle, lambda v: len(v.nodes) == 3 and v.nodes[2].refused)
     counted = [(name, labels.get("by") or labels.get("reason")) for name, _, labels in lazarus_updates()]
     assert sorted(counted) == [
         ("lazarus_drains_refused_total", "budget"),
