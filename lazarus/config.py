@@ -212,6 +212,15 @@ class DevSettings(_Strict):
     slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
     slurmdbd_port: int = Field(16819, ge=1024, le=65535, description="slurmdbd port")
     mysql_port: int = Field(16306, ge=1024, le=65535, description="MariaDB port for Slurm accounting")
+    metrics_port: int = Field(
+        17464, ge=0, le=65535, description="the workers' Lazarus metrics (metrics.port of the stack's workers); 0: off"
+    )
+    temporal_metrics_port: int = Field(
+        17465,
+        ge=0,
+        le=65535,
+        description="the workers' Temporal SDK and workflow metrics (metrics.temporal_port); 0: off",
+    )
     nodes: int = Field(4, ge=2, le=16, description="virtual Slurm nodes node1..nodeN")
     gpus_per_node: int = Field(4, ge=1, le=8, description="fake GPUs (gres) per node")
     cluster_name: str = Field("lazarus", pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Slurm ClusterName")
@@ -236,6 +245,45 @@ class WorkerSettings(_Strict):
         description="on SIGTERM, running activities get this long to finish before they are cancelled;"
         " Kubernetes terminationGracePeriodSeconds must be longer (the Helm chart enforces it)",
     )
+
+
+class MetricsSettings(_Strict):
+    """Where a worker serves its metrics for Prometheus (docs/metrics.md lists them)."""
+
+    port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="serve Lazarus's own metrics of this worker's roles at http://<address>:<port>/metrics; 0: off",
+    )
+    temporal_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="serve the Temporal SDK's metrics at http://<address>:<temporal_port>/metrics, with the "
+        "metrics the workflows record (detections, advice, recoveries, drains: control role); 0: off",
+    )
+    address: str = Field(
+        "0.0.0.0", min_length=1, description="address both metrics endpoints listen on (0.0.0.0: every interface)"
+    )
+    cluster_view_interval: timedelta = Field(
+        timedelta(seconds=15),
+        gt=timedelta(0),
+        description="how often the telemetry role reads the cluster-wide gauges (advice waiting, node ledger, "
+        "drain budget): one visibility count, one query per waiting advice, one ledger query, one node list",
+    )
+
+    def urls(self, host: str | None = None) -> list[str]:
+        """The URLs of the endpoints turned on, as seen from ``host`` (default: the listen address)."""
+        where = host or self.address
+        where = f"[{where}]" if ":" in where else where
+        return [f"http://{where}:{port}/metrics" for port in (self.port, self.temporal_port) if port]
+
+    @model_validator(mode="after")
+    def _two_ports(self) -> MetricsSettings:
+        if self.port and self.port == self.temporal_port:
+            raise ValueError(f"port and temporal_port must differ, both are {self.port}")
+        return self
 
 
 class LoggingSettings(_Strict):
@@ -359,6 +407,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
+    metrics: MetricsSettings = MetricsSettings()
     node_agents: NodeAgentSettings = NodeAgentSettings()
 
     @field_validator("policies")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import Runtime
 
 from lazarus.config import Settings
 from lazarus.errors import ConfigError, LazarusError
@@ -16,7 +17,8 @@ class TemporalUnreachable(LazarusError):
     """Temporal cannot be reached at the configured address."""
 
 
-async def connect(settings: Settings) -> Client:
+async def connect(settings: Settings, runtime: Runtime | None = None) -> Client:
+    """A client of the configured Temporal; ``runtime`` (a worker's, with its metrics exporter) or the SDK's default."""
     t = settings.temporal
     tls: TLSConfig | bool = False
     if t.tls:
@@ -27,7 +29,12 @@ async def connect(settings: Settings) -> Client:
         )
     try:
         return await Client.connect(
-            t.address, namespace=t.namespace, tls=tls, api_key=t.api_key, data_converter=pydantic_data_converter
+            t.address,
+            namespace=t.namespace,
+            tls=tls,
+            api_key=t.api_key,
+            data_converter=pydantic_data_converter,
+            runtime=runtime,
         )
     except RuntimeError as exc:
         raise TemporalUnreachable(

@@ -79,6 +79,9 @@ FROM_SETTINGS: dict[str, str] = {
     "policies": "policies",
     "logging": "logging",
     "worker.gracefulShutdownSeconds": "worker.graceful_shutdown",
+    "metrics.port": "metrics.port",
+    "metrics.temporalPort": "metrics.temporal_port",
+    "metrics.clusterViewIntervalSeconds": "metrics.cluster_view_interval",
 }
 
 _BOUNDS = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum"}

@@ -35,6 +35,7 @@ from activities.health import HealthActivities
 from activities.ledger import LedgerActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
+from lazarus import metrics
 from lazarus.config import Settings, load_settings
 from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
@@ -57,8 +58,11 @@ class WorkerStartError(LazarusError):
 
 async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event) -> None:
     """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down."""
-    client = await connect(settings)
+    client = await connect(settings, runtime=metrics.temporal_runtime(settings.metrics))
     async with AsyncExitStack() as stack:
+        endpoint = metrics.serve(settings, roles)
+        if endpoint is not None:
+            stack.callback(endpoint.close)
         slurm = SlurmClient.from_settings(settings.scheduler)
         stack.push_async_callback(slurm.close)
         starts = _role_starts(settings, client, slurm, stop)

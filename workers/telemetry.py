@@ -23,6 +23,7 @@ from temporalio.worker import Worker
 
 from activities.health import HealthActivities
 from activities.telemetry import TelemetryActivities
+from lazarus import metrics
 from lazarus.config import Settings
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.leader import LeaderTerm, Lease, lead_when_elected
@@ -46,6 +47,10 @@ async def telemetry_role(
     async def serve(term: LeaderTerm) -> None:
         loop = TelemetryLoop(settings, slurm, client, term=term)
         cycles = asyncio.create_task(loop.run_forever(), name=f"telemetry-loop-{term.epoch}")
+        view = None
+        if settings.metrics.port:  # the cluster-wide gauges are read only by the holder, where the trackers live
+            cluster_view = metrics.ClusterView(settings, client, slurm.nodes, loop.trackers)
+            view = asyncio.create_task(cluster_view.run(stop), name=f"metrics-cluster-view-{term.epoch}")
         try:
             await term.first_cycle.wait()
             logger.info(f"telemetry lease: term {term.epoch}: first cycle done; serving progress queries")
@@ -57,9 +62,11 @@ async def telemetry_role(
             ):
                 await cycles
         finally:
-            cycles.cancel()
-            with suppress(asyncio.CancelledError):
-                await cycles
+            for task in (cycles, view):
+                if task is not None:
+                    task.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await task
 
     async with Worker(
         client,

@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
         ModeChange,
         Rejection,
     )
-    from workflows import attributes, calls
+    from workflows import attributes, calls, metering
     from workflows.answers import misaddressed
     from workflows.calls import FRESH_STATE_PATCH
     from workflows.effects import (
@@ -212,7 +212,9 @@ class JobRecoveryWorkflow:
     # ---- effects ---------------------------------------------------------------------------
 
     def _apply(self, event: Input) -> list[Effect]:
+        before = self.s
         self.s, effects = apply(self.s, event, workflow.now())
+        metering.record_job(before, self.s)
         return effects
 
     async def _feed(self, event: Input) -> bool:

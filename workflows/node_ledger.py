@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from lazarus.models.recovery import JobEventEnvelope, LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+    from workflows import metering
     from workflows.calls import run_activity
     from workflows.ledger_rules import (
         bound,
@@ -152,6 +153,7 @@ class NodeLedgerWorkflow:
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), request.operator, reason, workflow.now())
+        metering.drained(self.s.cluster, "operator")
         return result
 
     @drain_node.validator
@@ -290,6 +292,7 @@ class NodeLedgerWorkflow:
         nodes = await self._read_nodes()
         if nodes is None:
             record.refused.append(f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: {self._unreadable}")
+            metering.drain_refused(self.s.cluster, "scheduler_unreadable")
             return
         self._correct(nodes)
         reason = self._drain_reason(record, imp)  # a resume noticed just now starts the lemon count afresh
@@ -307,6 +310,7 @@ class NodeLedgerWorkflow:
         nodes = await self._read_nodes()
         if nodes is None:
             record.refused.append(f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: {self._unreadable}")
+            metering.drain_refused(self.s.cluster, "scheduler_unreadable")
             return
         current = {n.name: n for n in nodes}
         if record.node in current and current[record.node].drained:
@@ -325,6 +329,7 @@ class NodeLedgerWorkflow:
             )
             record.refused.append(note)
             workflow.logger.warning(f"{record.node}: {note}")
+            metering.drain_refused(self.s.cluster, "budget")
             return note
         try:
             await run_activity(
@@ -338,8 +343,10 @@ class NodeLedgerWorkflow:
         except ActivityError as exc:
             note = f"drain failed: {exc.cause or exc}"
             record.refused.append(note)
+            metering.drain_refused(self.s.cluster, "failed")
             return note
         mark_drained(record, None, reason, workflow.now())
+        metering.drained(self.s.cluster, "lazarus")
         return None
 
     # ---- drains that need corroboration ------------------------------------------------------

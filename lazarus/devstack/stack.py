@@ -34,7 +34,7 @@ from lazarus.devstack.node_agents import library_dir, node_agent_components
 from lazarus.devstack.packages import ACCOUNTING_PACKAGES, SLURM_PACKAGES, ensure_packages
 from lazarus.devstack.slurm import client_env, slurm_components, wait_cluster_ready
 from lazarus.devstack.slurm_conf import make_fake_gpus, write_configs
-from lazarus.devstack.stack_config import write_lazarus_yaml
+from lazarus.devstack.stack_config import stack_metrics, write_lazarus_yaml
 from lazarus.devstack.status import ComponentStatus, StackStatus
 from lazarus.devstack.temporal import temporal_component
 from lazarus.devstack.worker_procs import workers_available, workers_component
@@ -124,7 +124,10 @@ class DevStack:
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.host is not installed)")
             comps = self.components()
-            reserve_ports([c.port for c in comps if c.port] + [self.dev.temporal_ui_port])
+            reserve_ports(
+                [c.port for c in comps if c.port]
+                + [self.dev.temporal_ui_port, self.dev.metrics_port, self.dev.temporal_metrics_port]
+            )
             self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))
             for comp in comps:
                 (report.started if comp.ensure(self.layout) else report.already_up).append(comp.name)
@@ -166,6 +169,7 @@ class DevStack:
             if pid is not None or comp.name in enabled:
                 rows.append(ComponentStatus(name=comp.name, up=pid is not None, pid=pid, port=comp.port))
         temporal = "temporal" in enabled
+        metrics = stack_metrics(self.dev) if "workers" in enabled else None
         return StackStatus(
             cluster=self.dev.cluster_name,
             state_dir=self.layout.root,
@@ -173,6 +177,7 @@ class DevStack:
             lazarus_config=self.layout.lazarus_yaml,
             temporal_address=f"127.0.0.1:{self.dev.temporal_port}" if temporal else None,
             ui_url=f"http://127.0.0.1:{self.dev.temporal_ui_port}" if temporal else None,
+            metrics_urls=metrics.urls() if metrics else [],
             components=rows,
         )
 

@@ -11,9 +11,14 @@ from typing import Any
 
 import yaml
 
-from lazarus.config import DevSettings
+from lazarus.config import DevSettings, MetricsSettings
 from lazarus.devstack.layout import Layout
 from lazarus.devstack.node_agents import agent_urls
+
+
+def stack_metrics(dev: DevSettings) -> MetricsSettings:
+    """Where the stack's workers serve their metrics: on loopback, on the ports ``dev`` assigns."""
+    return MetricsSettings(port=dev.metrics_port, temporal_port=dev.temporal_metrics_port, address="127.0.0.1")
 
 
 def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) -> dict[str, Any]:
@@ -26,6 +31,7 @@ def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) ->
             "ui_url": f"http://127.0.0.1:{dev.temporal_ui_port}",
         },
         "scheduler": {"transport": "local", "slurm_conf": str(layout.slurm_conf)},
+        "metrics": stack_metrics(dev).model_dump(mode="json"),
         "dev": dev.model_dump(mode="json"),
     }
     if node_agents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class ComponentStatus(BaseModel):
@@ -21,6 +21,7 @@ class StackStatus(BaseModel):
     lazarus_config: Path
     temporal_address: str | None = None
     ui_url: str | None = None
+    metrics_urls: list[str] = Field(default_factory=list, description="the workers' metrics endpoints")
     components: list[ComponentStatus]
 
     @property
@@ -35,4 +36,6 @@ class StackStatus(BaseModel):
             lines.append(f"  {c.name:<14} {'up' if c.up else 'down':<5}{pid}{where}")
         if self.ui_url:
             lines.append(f"Temporal UI: {self.ui_url}")
+        for url in self.metrics_urls:
+            lines.append(f"metrics: {url}")
         return "\n".join(lines)

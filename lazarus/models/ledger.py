@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +42,11 @@ class LedgerPolicy(_Model):
         "different users implicated it within the lemon window (other corroboration: the node agent, Slurm's "
         "node state)",
     )
+
+    def max_drained(self, cluster_size: int) -> int:
+        """The most nodes of a cluster of ``cluster_size`` that may be drained at once under the budget (the
+        ledger's ``drain_allowed`` lets a drain through while the drained nodes stay within this)."""
+        return math.floor((self.max_drain_fraction + 1e-9) * cluster_size) if cluster_size > 0 else 0
 
 
 class Implication(_Model):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
+from lazarus import metrics
 from lazarus.models.slurm import JobSnapshot, NodeState, SacctRecord
 from lazarus.slurm import validate
 from lazarus.slurm.errors import UnknownJobError
@@ -40,7 +41,8 @@ class SlurmReader:
 
     async def run(self, argv: list[str], subject: str) -> CommandResult:
         """Run one command (arguments already validated); a non-zero exit raises its typed error."""
-        return check(await self.transport.run(argv, self.command_timeout), subject)
+        with metrics.scheduler_command(argv):
+            return check(await self.transport.run(argv, self.command_timeout), subject)
 
     async def jobs(self) -> list[JobSnapshot]:
         """Every job slurmctld holds (running, pending, and finished within MinJobAge): one command."""

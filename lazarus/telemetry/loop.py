@@ -33,6 +33,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from lazarus import metrics
 from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
 from lazarus.errors import JobCommentError, LazarusError
@@ -93,7 +94,8 @@ class TelemetryLoop:
         while not (stop and stop.is_set()):
             started = asyncio.get_running_loop().time()
             try:
-                await self.cycle()
+                with metrics.TELEMETRY.cycle():
+                    await self.cycle()
             except LazarusError as exc:  # e.g. slurmctld unreachable: say so, keep going
                 logger.warning(f"telemetry cycle failed: {exc}")
             except asyncio.CancelledError:

@@ -107,6 +107,8 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
+    temporal_metrics_port: int = field(default_factory=free_port)
     agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
@@ -135,6 +137,12 @@ class E2EStack:
             "discovery": {"interval": 0.5, "job_name_prefix": JOB_PREFIX},
             "policies": TEST_POLICIES,
             "dev": {"state_dir": str(self.root)},
+            "metrics": {
+                "port": self.metrics_port,
+                "temporal_port": self.temporal_metrics_port,
+                "address": "127.0.0.1",
+                "cluster_view_interval": 2,
+            },
             "node_agents": {
                 "urls": {node: f"http://127.0.0.1:{self.agent_port(node)}/metrics" for node in self.cluster.nodes}
             },

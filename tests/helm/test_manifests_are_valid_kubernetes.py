@@ -13,7 +13,11 @@ import pytest
 from tests.helm.chart import Manifests
 
 KUBERNETES_VERSIONS = ("1.29.0", "1.35.0")
-CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+CRD_KINDS = {
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PodMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+}
 
 
 @pytest.mark.parametrize("k8s_version", KUBERNETES_VERSIONS)

@@ -47,6 +47,11 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "max_drain_fraction" $v.ledger.maxDrainFraction
       "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications
       "corroborating_users" $v.ledger.corroboratingUsers -}}
+{{- $metrics := dict "port" 0 "temporal_port" 0 -}}
+{{- if $v.metrics.enabled -}}
+{{- $metrics = dict "port" $v.metrics.port "temporal_port" $v.metrics.temporalPort
+      "cluster_view_interval" $v.metrics.clusterViewIntervalSeconds -}}
+{{- end -}}
 {{- $config := dict
       "cluster" $v.cluster
       "mode" $v.mode
@@ -59,6 +64,7 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "ledger" $ledger
       "policies" $v.policies
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)
-      "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds) -}}
+      "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds)
+      "metrics" $metrics -}}
 {{- toYaml $config -}}
 {{- end -}}
