@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from temporalio.common import WorkflowIDConflictPolicy
 
-from lazarus.models.ledger import LedgerInput
-from lazarus.models.names import LEDGER_WORKFLOW, ledger_id
+from lazarus.models.ledger import LedgerInput, PolicyChange
+from lazarus.models.names import LEDGER_WORKFLOW, SET_LEDGER_POLICY, ledger_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import ModeChange, RecoveryState
 from tests.e2e.helpers import restarts, restore_nodes, wait_state
@@ -89,13 +89,26 @@ async def test_an_unreadable_ledger_means_monitor(e2e, job_dir):
         assert "could not be read" in (await e2e.status(before)).advice.monitor_reason
         assert (await e2e.status(during)).mode == Mode.MONITOR
     finally:
-        settings = e2e.settings  # the real ledger back, for the tests that follow
+        settings = e2e.settings  # the real ledger back, for the tests that follow, started as the workers start it
         await client.start_workflow(
             NodeLedgerWorkflow.run,
-            LedgerInput(cluster="lztest", policy=settings.ledger, scheduler_queue=settings.task_queues.scheduler),
+            LedgerInput(
+                cluster="lztest",
+                policy=settings.ledger,
+                scheduler_queue=settings.task_queues.scheduler,
+                telemetry_queue=settings.task_queues.telemetry,
+            ),
             id=ledger_id("lztest"),
             task_queue=settings.task_queues.control,
             id_conflict_policy=WorkflowIDConflictPolicy.TERMINATE_EXISTING,
+            start_signal=SET_LEDGER_POLICY,
+            start_signal_args=[
+                PolicyChange(
+                    policy=settings.ledger,
+                    by="configuration at worker start",
+                    telemetry_queue=settings.task_queues.telemetry,
+                )
+            ],
         )
         e2e.cluster.run("scancel", str(before), str(during), check=False)
         restore_nodes(e2e.cluster)
