@@ -224,12 +224,14 @@ class E2EStack:
         )
 
     def start_telemetry_replica(self) -> subprocess.Popen:
-        """Another telemetry replica (``--role telemetry``), logging to telemetry-<n>.log."""
+        """Another telemetry replica (``--role telemetry``), logging to telemetry-<n>.log. It serves its
+        metrics on ports of its own (as a replica on another host would): the worker holds the configured ones."""
         log = open(self.root / f"telemetry-{len(self.replicas) + 1}.log", "ab")  # noqa: SIM115 - the replica's log
+        env = dict(self._env(), LAZARUS_METRICS__PORT=str(free_port()), LAZARUS_METRICS__TEMPORAL_PORT=str(free_port()))
         proc = subprocess.Popen(
             [sys.executable, "-m", "workers.host", "--role", "telemetry"],
             cwd=REPO,
-            env=self._env(),
+            env=env,
             stdout=log,
             stderr=log,
             stdin=subprocess.DEVNULL,
