@@ -76,15 +76,23 @@ class TemporalSettings(_Strict):
 
 
 class TaskQueues(_Strict):
-    """Task queue per worker role (see docs/architecture.md)."""
+    """Task queue per worker role (see docs/architecture.md). Empty means the cluster's own queue,
+    ``lazarus-<cluster>-<role>``, computed when the settings load: two clusters' workers sharing one
+    Temporal namespace then never take each other's work (docs/deployment.md, several clusters)."""
 
-    control: str = Field("lazarus-control", min_length=1, description="workflows and recovery decisions")
+    control: str = Field("", description="workflows and recovery decisions; empty: lazarus-<cluster>-control")
     scheduler: str = Field(
-        "lazarus-scheduler", min_length=1, description="Slurm actions (hold, exclude, release, drain)"
+        "", description="Slurm actions (hold, exclude, release, drain); empty: lazarus-<cluster>-scheduler"
     )
     telemetry: str = Field(
-        "lazarus-telemetry", min_length=1, description="log tailing, Prometheus queries, node health"
+        "", description="log tailing, Prometheus queries, node health; empty: lazarus-<cluster>-telemetry"
     )
+
+    def for_cluster(self, cluster: str) -> TaskQueues:
+        """These queues, each empty one named for ``cluster``: ``lazarus-<cluster>-<role>``."""
+        return TaskQueues(
+            **{role: getattr(self, role) or f"lazarus-{cluster}-{role}" for role in TaskQueues.model_fields}
+        )
 
 
 class SshSettings(_Strict):
@@ -282,6 +290,12 @@ class Settings(BaseSettings):
         if "default" not in v:
             raise ValueError("a policy named 'default' is required")
         return v
+
+    @model_validator(mode="after")
+    def _queues_per_cluster(self) -> Settings:
+        """Task queues left empty are the cluster's own (computed here, at load, from ``cluster``)."""
+        self.task_queues = self.task_queues.for_cluster(self.cluster)
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -30,7 +30,7 @@ from pydantic_core import PydanticUndefined
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lazarus.config import Settings  # noqa: E402  (needs the repo on sys.path)
+from lazarus.config import Settings, TaskQueues  # noqa: E402  (needs the repo on sys.path)
 
 DOC = REPO / "docs" / "configuration.md"
 ENV_PREFIX = "LAZARUS_"
@@ -185,7 +185,9 @@ def render() -> str:
         parts.append("| Key | Environment variable | Type | Default | Description |\n")
         parts.append("|---|---|---|---|---|\n")
         parts.extend(f"| `{r.key}` | `{r.env}` | {r.type} | {r.default} | {r.description} |\n" for r in rows)
-    defaults = yaml.safe_dump(Settings().model_dump(mode="json", by_alias=True), sort_keys=False)
+    every = Settings().model_dump(mode="json", by_alias=True)
+    every["task_queues"] = TaskQueues().model_dump()  # empty: named for the cluster when the file loads
+    defaults = yaml.safe_dump(every, sort_keys=False)
     parts.append(f"\n## Every default, as a loadable file\n\n```yaml\n{defaults}```\n")
     return "".join(parts)
 

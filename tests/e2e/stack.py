@@ -121,7 +121,6 @@ class E2EStack:
             "cluster": "lztest",
             "mode": self.mode,
             "temporal": {"address": f"127.0.0.1:{self.port}", "ui_url": f"http://127.0.0.1:{self.ui_port}"},
-            "task_queues": {"control": "e2e-control", "scheduler": "e2e-scheduler", "telemetry": "e2e-telemetry"},
             "scheduler": {"slurm_conf": str(self.cluster.slurm_conf)},
             "discovery": {"interval": 0.5, "job_name_prefix": JOB_PREFIX},
             "policies": TEST_POLICIES,
