@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from lazarus.config import load_settings
-
 from tests.helm.chart import ROLES, Manifests, container, env_by_name, render
 
 
