@@ -174,6 +174,9 @@ class DevSettings(_Strict):
     state_dir: Path = Field(default_factory=default_state_dir, description="all state, logs and pid files live here")
     temporal_port: int = Field(17233, ge=1024, le=65535, description="Temporal dev server gRPC port")
     temporal_ui_port: int = Field(18233, ge=1024, le=65535, description="Temporal Web UI port")
+    temporal_http_port: int = Field(
+        17243, ge=1024, le=65535, description="Temporal's own HTTP API port (docs/http-api.md)"
+    )
     slurmctld_port: int = Field(16817, ge=1024, le=65535, description="slurmctld port")
     slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
     slurmdbd_port: int = Field(16819, ge=1024, le=65535, description="slurmdbd port")

@@ -114,7 +114,7 @@ class DevStack:
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.host is not installed)")
             comps = self.components()
-            reserve_ports([c.port for c in comps if c.port] + [self.dev.temporal_ui_port])
+            reserve_ports([c.port for c in comps if c.port] + [self.dev.temporal_ui_port, self.dev.temporal_http_port])
             self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))
             for comp in comps:
                 (report.started if comp.ensure(self.layout) else report.already_up).append(comp.name)
@@ -163,6 +163,7 @@ class DevStack:
             lazarus_config=self.layout.lazarus_yaml,
             temporal_address=f"127.0.0.1:{self.dev.temporal_port}" if temporal else None,
             ui_url=f"http://127.0.0.1:{self.dev.temporal_ui_port}" if temporal else None,
+            http_api_url=f"http://127.0.0.1:{self.dev.temporal_http_port}" if temporal else None,
             components=rows,
         )
 

@@ -104,6 +104,7 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)  # Temporal's own HTTP API (docs/http-api.md)
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
 
@@ -138,7 +139,7 @@ class E2EStack:
             except AssertionError:
                 if not first or attempt == 2:
                     raise
-                self.port, self.ui_port = free_port(), free_port()
+                self.port, self.ui_port, self.http_port = free_port(), free_port(), free_port()
                 self.write_config()
 
     def _start_server(self) -> None:
@@ -162,7 +163,7 @@ class E2EStack:
             "--log-level",
             "error",
             "--http-port",
-            str(free_port()),
+            str(self.http_port),
             "--metrics-port",
             str(free_port()),
         ]
