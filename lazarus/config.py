@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from lazarus.errors import ConfigError
 from lazarus.models.ledger import LedgerPolicy
+from lazarus.models.notify import NoticeKind
 from lazarus.models.policy import Mode, Policy
 
 
@@ -261,6 +262,36 @@ class AttributionSettings(HttpClientSettings):
     timeout_s: float = Field(2.0, gt=0, le=30, description="the provider gets this long; then built-in rules apply")
 
 
+class Webhook(HttpClientSettings):
+    """One webhook that receives notices (docs/operator-guide.md, notifications)."""
+
+    url: str | None = Field(None, pattern=r"^https?://", description="where notices are POSTed; give this or url_file")
+    url_file: Path | None = Field(
+        None, description="file holding the URL (read at each start): a Slack webhook URL is itself a secret"
+    )
+    format: Literal["json", "slack"] = Field(
+        "json", description='json: the notice as one JSON object; slack: Slack-compatible {"text": ...}'
+    )
+    events: list[NoticeKind] = Field(
+        default_factory=list, description="the kinds of notice this webhook receives; empty: every kind"
+    )
+    timeout_s: float = Field(5.0, gt=0, le=30, description="one POST gets this long")
+
+    @model_validator(mode="after")
+    def _one_url(self) -> Webhook:
+        if (self.url is None) == (self.url_file is None):
+            raise ValueError("give exactly one of url and url_file")
+        return self
+
+
+class NotificationSettings(_Strict):
+    """Where Lazarus posts notices: advice awaiting approval, a job stopped or failed, a node drained or a
+    drain refused by the budget. Each notice links to the workflow's history in the Temporal UI
+    (``temporal.ui_url``). The scheduler role posts them."""
+
+    webhooks: list[Webhook] = Field(default_factory=list, description="webhooks to post to; none: no notices")
+
+
 class Settings(BaseSettings):
     """Lazarus configuration. See docs/configuration.md for every field."""
 
@@ -286,6 +317,7 @@ class Settings(BaseSettings):
     logging: LoggingSettings = LoggingSettings()
     worker: WorkerSettings = WorkerSettings()
     prometheus: PrometheusSettings = PrometheusSettings()
+    notifications: NotificationSettings = NotificationSettings()
 
     @field_validator("policies")
     @classmethod

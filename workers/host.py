@@ -2,7 +2,8 @@
 
 Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
-- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH);
+- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH) and the
+  notify activity (posts notices to the configured webhooks);
 - ``telemetry``: the discovery/telemetry loop and its activity;
 - ``all``: everything in one process (the embedded dev stack).
 
@@ -29,6 +30,7 @@ from loguru import logger
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.notify import NotifyActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
 from lazarus.config import Settings, load_settings
@@ -41,7 +43,11 @@ from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
-ACTIVITY_CLASSES = (SlurmActivities, TelemetryActivities)  # every activity a worker registers comes from these
+ACTIVITY_CLASSES = (
+    SlurmActivities,
+    TelemetryActivities,
+    NotifyActivities,
+)  # every activity a worker registers comes from these
 
 RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -108,7 +114,7 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
         "scheduler": lambda: Worker(
             client,
             task_queue=queues.scheduler,
-            activities=SlurmActivities(slurm).all(),
+            activities=[*SlurmActivities(slurm).all(), *NotifyActivities(settings).all()],
             max_concurrent_activities=16,
             **common,
         ),

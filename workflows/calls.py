@@ -14,6 +14,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
+    from lazarus.models.notify import NotifyResult
     from lazarus.models.recovery import ProgressView
     from lazarus.models.slurm import JobActionResult, NodeActionResult, RestartResult
     from workflows.effects import (
@@ -22,13 +23,14 @@ with workflow.unsafe.imports_passed_through():
         HoldReleased,
         Input,
         Isolate,
+        Notify,
         ProgressChecked,
         ReleaseHold,
         Requeue,
         Requeued,
         RequeueFailed,
     )
-    from workflows.options import SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
+    from workflows.options import NOTIFY, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
 
 R = TypeVar("R")
 
@@ -129,3 +131,19 @@ async def release(effect: ReleaseHold) -> Input | None:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
         return None
     return HoldReleased()
+
+
+async def notify(effect: Notify) -> None:
+    """Post the notice to the webhooks; a notice that cannot be delivered is logged, never an outcome."""
+    notice = effect.notice
+    try:
+        await run_activity(
+            "notify",
+            notice,
+            result_type=NotifyResult,
+            task_queue=effect.task_queue,
+            summary=f"notify: {notice.kind.value}",
+            preset=NOTIFY,
+        )
+    except ActivityError as exc:
+        workflow.logger.warning(f"notice {notice.id} was not delivered: {exc.cause or exc}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from lazarus.models.ledger import Implication
+from lazarus.models.notify import Notice
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -116,7 +117,18 @@ class ReleaseHold:
     task_queue: str
 
 
-Effect = SearchAttributes | Details | Warn | Decide | CheckProgress | AwaitAnswer | Isolate | Requeue | ReleaseHold
+@dataclass(frozen=True)
+class Notify:
+    """Post this notice to the webhooks (an activity the workflow does not wait for: notices never hold up a
+    recovery) → no outcome."""
+
+    notice: Notice
+    task_queue: str
+
+
+Effect = (
+    SearchAttributes | Details | Warn | Decide | CheckProgress | AwaitAnswer | Isolate | Requeue | ReleaseHold | Notify
+)
 
 # ---- outcomes (inputs) --------------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
         Effect,
         Input,
         Isolate,
+        Notify,
         ReleaseHold,
         Requeue,
         SearchAttributes,
@@ -59,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         WatchdogFired,
         WorkflowStarted,
     )
+    from workflows.notifier import Notifier
     from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
 
@@ -71,6 +73,7 @@ class JobRecoveryWorkflow:
         self._events: list[JobEvent] = []
         self._answer: Approval | Rejection | None = None
         self._watchdog = Watchdog()
+        self._notifier = Notifier()
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -164,10 +167,12 @@ class JobRecoveryWorkflow:
             await self._next()
             if self._should_continue_as_new():
                 self._watchdog.arm(None, None)
+                await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self.s.runs += 1
                 workflow.continue_as_new(self.s)
         self._watchdog.arm(None, None)
+        await self._notifier.flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
 
@@ -218,6 +223,8 @@ class JobRecoveryWorkflow:
             workflow.logger.warning(effect.text)
         elif isinstance(effect, Decide):
             return effect  # decide now: handed straight back as the next input
+        elif isinstance(effect, Notify):
+            self._notifier.send(effect)  # in the background: a notice never holds up the recovery
         return None
 
     async def _perform(self, effect: Effect) -> Input | None:
@@ -252,4 +259,4 @@ class JobRecoveryWorkflow:
 
 
 def _immediate(effect: Effect) -> bool:
-    return isinstance(effect, (SearchAttributes, Details, Warn, Decide))
+    return isinstance(effect, (SearchAttributes, Details, Warn, Decide, Notify))

@@ -17,6 +17,11 @@ dropped, and the ledger keeps at most ``policy.max_implications`` implications.
 Its policy changes while it runs (signal ``set_policy``; the workers send the
 configured one when they start). A refused operator action fails the update with
 the activity's own message (an ``ApplicationError``), so the CLI can say why.
+
+Every drain, resume, refused or failed drain, change noticed in Slurm and cluster
+mode change is kept as an action (who, when, why, the implications behind it; the
+newest 500) for `lazarus audit`. A drain and a drain refused by the budget are
+also posted to the configured webhooks (:mod:`workflows.notices`).
 """
 
 from __future__ import annotations
@@ -30,17 +35,23 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
     from lazarus.models.ledger import (
+        MAX_LEDGER_ACTIONS,
+        OUTSIDE_LAZARUS,
         DrainRequest,
         Implication,
+        LedgerAction,
         LedgerInput,
         LedgerView,
         NodeRecord,
         PolicyChange,
         ResumeRequest,
     )
+    from lazarus.models.notify import Notice
     from lazarus.models.recovery import ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+    from workflows import notices
     from workflows.calls import run_activity
+    from workflows.effects import Notify
     from workflows.ledger_rules import (
         bound,
         drain_allowed,
@@ -50,6 +61,7 @@ with workflow.unsafe.imports_passed_through():
         prune,
         reconcile,
     )
+    from workflows.notifier import Notifier
     from workflows.options import SLURM_READ, SLURM_WRITE
 
 RECONCILES = "ledger-reconciles-with-slurm"
@@ -79,6 +91,7 @@ class NodeLedgerWorkflow:
         self._wake = False
         self._last_check = workflow.now()
         self._unreadable = ""
+        self._notifier = Notifier()
 
     @workflow.signal(name=names.RECORD_IMPLICATION)
     def record_implication(self, implication: Implication) -> None:
@@ -104,6 +117,7 @@ class NodeLedgerWorkflow:
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
         mark_resumed(self._record(request.node), request.operator, workflow.now())
+        self._log("resume", request.node, request.operator, request.comment or "returned to service")
         return result
 
     @resume_node.validator
@@ -126,6 +140,7 @@ class NodeLedgerWorkflow:
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), request.operator, reason, workflow.now())
+        self._log("drain", request.node, request.operator, request.reason)
         return result
 
     @drain_node.validator
@@ -137,6 +152,7 @@ class NodeLedgerWorkflow:
         """The cluster-wide mode (kill switch) for jobs discovered from now on."""
         self.s.mode_override = change.mode.value if change.mode else None
         self.s.mode_set_by = change.operator
+        self._log("cluster-mode", None, change.operator, f"cluster mode {self.s.mode_override or 'as configured'}")
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
@@ -147,10 +163,28 @@ class NodeLedgerWorkflow:
             nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
             mode_override=self.s.mode_override,
             mode_set_by=self.s.mode_set_by,
+            actions=self.s.actions,
         )
 
     def _record(self, node: str) -> NodeRecord:
         return self.s.nodes.setdefault(node, NodeRecord(node=node))
+
+    def _log(self, action: str, node: str | None, by: str, reason: str, evidence: list[str] | None = None) -> None:
+        """Keep what was done or refused, with who and why (the newest ``MAX_LEDGER_ACTIONS``), for the audit."""
+        entry = LedgerAction.model_validate(
+            {
+                "at": workflow.now(),
+                "action": action,
+                "node": node,
+                "by": by,
+                "reason": reason,
+                "evidence": evidence or [],
+            }
+        )
+        self.s.actions = [*self.s.actions, entry][-MAX_LEDGER_ACTIONS:]
+
+    def _notify(self, notice: Notice) -> None:
+        self._notifier.send(Notify(notice, task_queue=self.s.scheduler_queue))
 
     @workflow.run
     async def run(self, inp: LedgerInput) -> None:
@@ -163,6 +197,7 @@ class NodeLedgerWorkflow:
             if reconciles and workflow.now() >= self._next_check():
                 await self._reconcile()
             if workflow.info().is_continue_as_new_suggested():
+                await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox:
                     continue  # signals arrived meanwhile: record them first
@@ -230,6 +265,7 @@ class NodeLedgerWorkflow:
             note = reconcile(self.s.nodes[name], current[name], workflow.now())
             if note:
                 workflow.logger.info(f"node ledger: {name} {note}")
+                self._log("noticed", name, OUTSIDE_LAZARUS, note)
 
     def _drain_reason(self, record: NodeRecord, imp: Implication) -> str | None:
         reason = lemon_reason(record, self.s.policy, workflow.now())
@@ -283,6 +319,11 @@ class NodeLedgerWorkflow:
 
     async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: list[NodeState]) -> None:
         drained = sum(1 for n in nodes if n.drained)
+        blamed_by = record.implications[-1].job_id  # the newest report tipped it: its job's history is the link
+        evidence = [
+            f"job {i.job_id} attempt {i.attempt}: {i.signature or i.category} at {i.at:%Y-%m-%d %H:%M:%S}"
+            for i in record.implications[-5:]
+        ]
         if not drain_allowed(drained, len(nodes), self.s.policy):
             note = (
                 f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
@@ -290,6 +331,8 @@ class NodeLedgerWorkflow:
             )
             record.refused.append(note)
             workflow.logger.warning(f"{record.node}: {note}")
+            self._log("drain-refused", record.node, "lazarus", note, evidence)
+            self._notify(notices.drain_refused(self.s.cluster, record.node, note, blamed_by, workflow.now()))
             return
         try:
             await run_activity(
@@ -302,5 +345,8 @@ class NodeLedgerWorkflow:
             )
         except ActivityError as exc:
             record.refused.append(f"drain failed: {exc.cause or exc}")
+            self._log("drain-failed", record.node, "lazarus", f"{reason}; failed: {exc.cause or exc}", evidence)
             return
         mark_drained(record, None, reason, workflow.now())
+        self._log("drain", record.node, "lazarus", reason, evidence)
+        self._notify(notices.node_drained(self.s.cluster, record.node, reason, blamed_by, workflow.now()))

@@ -107,6 +107,7 @@ class E2EStack:
     http_port: int = field(default_factory=free_port)  # Temporal's own HTTP API (docs/http-api.md)
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
+    webhooks: str | None = None  # base URL of a loopback receiver (tests/e2e/receiver.py) the worker notifies
 
     @property
     def config_path(self) -> Path:
@@ -128,6 +129,14 @@ class E2EStack:
             "dev": {"state_dir": str(self.root)},
             "logging": {"level": "INFO"},
         }
+        if self.webhooks:
+            cfg["notifications"] = {
+                "webhooks": [
+                    {"url": f"{self.webhooks}/json", "format": "json"},
+                    {"url": f"{self.webhooks}/slack", "format": "slack", "events": ["advice-pending", "node-drained"]},
+                    {"url": f"{self.webhooks}/flaky", "format": "json"},
+                ]
+            }
         self.config_path.write_text(yaml.safe_dump(cfg))
 
     def start_server(self, first: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""Shared helpers for the workflow tests: a worker whose scheduler and telemetry
+"""Shared helpers for the workflow tests: a worker whose scheduler, notify and telemetry
 activities are in-memory doubles recording every call.
 
 The doubles stand in for Slurm only in the time-skipping tests, which check
@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
+from lazarus.models.notify import Notice, NotifyResult
 from lazarus.models.policy import Mode, Policy
 from lazarus.models.recovery import (
     Anomaly,
@@ -43,6 +44,7 @@ class FakeScheduler:
     progress: ProgressView = field(default_factory=lambda: ProgressView(known=True))
     refuse_restart: bool = False
     refuse_drain: bool = False
+    notices: list[Notice] = field(default_factory=list)
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -71,11 +73,16 @@ class FakeScheduler:
             self.releases.append(job_id)
             return JobActionResult(job_id=job_id, changed=False, state=JobState.PENDING)
 
+        @activity.defn(name="notify")
+        async def notify(notice: Notice) -> NotifyResult:
+            self.notices.append(notice)
+            return NotifyResult(delivered=[0])
+
         @activity.defn(name="telemetry_job_progress")
         async def progress(q: ProgressQuery) -> ProgressView:
             return self.progress
 
-        return [restart, drain, release, progress]
+        return [restart, drain, release, notify, progress]
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
@@ -150,8 +157,8 @@ class Running:
         acts = self.fake.activities()
         self._workers = [
             Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
-            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:3]),
-            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[3:]),
+            Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:-1]),
+            Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[-1:]),
         ]
         for w in self._workers:
             await w.__aenter__()

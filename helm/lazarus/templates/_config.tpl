@@ -55,6 +55,7 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "discovery" $discovery
       "prometheus" $prom
       "attribution" $attribution
+      "notifications" (dict "webhooks" $v.notifications.webhooks)
       "ledger" $ledger
       "policies" $v.policies
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)
