@@ -117,11 +117,9 @@ class _Unreachable(FakeScheduler):
             self.tries += 1
             raise ApplicationError("webhook 0 could not be reached", type="WebhookFailed")
 
-        acts = super().activities()
-        return [a for a in acts if getattr(a, "__temporal_activity_definition").name != "notify"][:-1] + [
-            notify,
-            acts[-1],
-        ]
+        *scheduler, telemetry = super().activities()
+        named = [a for a in scheduler if getattr(a, "__temporal_activity_definition").name != "notify"]
+        return [*named, notify, telemetry]
 
 
 class _NotifiedNodes(FakeNodes):
