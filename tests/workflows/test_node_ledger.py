@@ -14,6 +14,7 @@ from temporalio.worker import Worker
 
 from lazarus.cli.common import failure_message
 from lazarus.models.ledger import DrainRequest, Implication, LedgerInput, LedgerPolicy, PolicyChange, ResumeRequest
+from lazarus.models.notify import Notice, NotifyResult
 from lazarus.models.policy import Mode
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
 from tests.workflows.harness import Running, ended, job_input, send, started, xid79_on
@@ -26,6 +27,7 @@ class FakeNodes:
     def __init__(self, count: int = 8) -> None:
         self.nodes = {f"node{i}": NodeState(name=f"node{i}", state="IDLE") for i in range(1, count + 1)}
         self.drain_calls: list[list[str]] = []
+        self.notices: list[Notice] = []
 
     def activities(self):
         @activity.defn(name="slurm_list_nodes")
@@ -47,7 +49,12 @@ class FakeNodes:
                 self.nodes[n] = NodeState(name=n, state="IDLE")
             return NodeActionResult(changed=req.nodes)
 
-        return [list_nodes, drain, resume]
+        @activity.defn(name="notify")
+        async def notify(notice: Notice) -> NotifyResult:
+            self.notices.append(notice)
+            return NotifyResult(delivered=[0])
+
+        return [list_nodes, drain, resume, notify]
 
     def _known(self, names: list[str]) -> None:
         """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""

@@ -87,7 +87,7 @@ async def test_a_notice_that_cannot_be_delivered_never_holds_up_the_recovery(ts_
 
 
 async def test_the_ledger_announces_a_drain_and_a_drain_refused_by_the_budget(ts_env):
-    fake = _NotifiedNodes(count=4)
+    fake = FakeNodes(count=4)
     handle, workers = await start_ledger(ts_env, fake, max_drain_fraction=0.25)
     now = await ts_env.get_current_time()
     await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 71, at=now))
@@ -120,19 +120,3 @@ class _Unreachable(FakeScheduler):
         *scheduler, telemetry = super().activities()
         named = [a for a in scheduler if getattr(a, "__temporal_activity_definition").name != "notify"]
         return [*named, notify, telemetry]
-
-
-class _NotifiedNodes(FakeNodes):
-    """The ledger's Slurm double, with a notify activity recording the notices."""
-
-    def __init__(self, count: int) -> None:
-        super().__init__(count)
-        self.notices: list[Notice] = []
-
-    def activities(self):
-        @activity.defn(name="notify")
-        async def notify(notice: Notice) -> NotifyResult:
-            self.notices.append(notice)
-            return NotifyResult(delivered=[0])
-
-        return [*super().activities(), notify]
