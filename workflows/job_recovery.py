@@ -169,6 +169,8 @@ class JobRecoveryWorkflow:
                 self._watchdog.arm(None, None)
                 await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
+                if self._events:
+                    continue  # events arrived while the notices were posted: apply them first
                 self.s.runs += 1
                 workflow.continue_as_new(self.s)
         self._watchdog.arm(None, None)
