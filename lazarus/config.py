@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from lazarus.errors import ConfigError
 from lazarus.models.ledger import LedgerPolicy
+from lazarus.models.notify import NoticeKind
 from lazarus.models.policy import Mode, Policy
 
 
@@ -76,15 +77,23 @@ class TemporalSettings(_Strict):
 
 
 class TaskQueues(_Strict):
-    """Task queue per worker role (see docs/architecture.md)."""
+    """Task queue per worker role (see docs/architecture.md). Empty means the cluster's own queue,
+    ``lazarus-<cluster>-<role>``, computed when the settings load: two clusters' workers sharing one
+    Temporal namespace then never take each other's work (docs/deployment.md, several clusters)."""
 
-    control: str = Field("lazarus-control", min_length=1, description="workflows and recovery decisions")
+    control: str = Field("", description="workflows and recovery decisions; empty: lazarus-<cluster>-control")
     scheduler: str = Field(
-        "lazarus-scheduler", min_length=1, description="Slurm actions (hold, exclude, release, drain)"
+        "", description="Slurm actions (hold, exclude, release, drain); empty: lazarus-<cluster>-scheduler"
     )
     telemetry: str = Field(
-        "lazarus-telemetry", min_length=1, description="log tailing, Prometheus queries, node health"
+        "", description="log tailing, Prometheus queries, node health; empty: lazarus-<cluster>-telemetry"
     )
+
+    def for_cluster(self, cluster: str) -> TaskQueues:
+        """These queues, each empty one named for ``cluster``: ``lazarus-<cluster>-<role>``."""
+        return TaskQueues(
+            **{role: getattr(self, role) or f"lazarus-{cluster}-{role}" for role in TaskQueues.model_fields}
+        )
 
 
 class SshSettings(_Strict):
@@ -208,6 +217,9 @@ class DevSettings(_Strict):
     state_dir: Path = Field(default_factory=default_state_dir, description="all state, logs and pid files live here")
     temporal_port: int = Field(17233, ge=1024, le=65535, description="Temporal dev server gRPC port")
     temporal_ui_port: int = Field(18233, ge=1024, le=65535, description="Temporal Web UI port")
+    temporal_http_port: int = Field(
+        17243, ge=1024, le=65535, description="Temporal's own HTTP API port (docs/http-api.md)"
+    )
     slurmctld_port: int = Field(16817, ge=1024, le=65535, description="slurmctld port")
     slurmd_port0: int = Field(17001, ge=1024, le=65535, description="node i listens on slurmd_port0 + i - 1")
     slurmdbd_port: int = Field(16819, ge=1024, le=65535, description="slurmdbd port")
@@ -382,6 +394,36 @@ class AttributionSettings(HttpClientSettings):
     timeout_s: float = Field(2.0, gt=0, le=30, description="the provider gets this long; then built-in rules apply")
 
 
+class Webhook(HttpClientSettings):
+    """One webhook that receives notices (docs/operator-guide.md, notifications)."""
+
+    url: str | None = Field(None, pattern=r"^https?://", description="where notices are POSTed; give this or url_file")
+    url_file: Path | None = Field(
+        None, description="file holding the URL (read at each start): a Slack webhook URL is itself a secret"
+    )
+    format: Literal["json", "slack"] = Field(
+        "json", description='json: the notice as one JSON object; slack: Slack-compatible {"text": ...}'
+    )
+    events: list[NoticeKind] = Field(
+        default_factory=list, description="the kinds of notice this webhook receives; empty: every kind"
+    )
+    timeout_s: float = Field(5.0, gt=0, le=30, description="one POST gets this long")
+
+    @model_validator(mode="after")
+    def _one_url(self) -> Webhook:
+        if (self.url is None) == (self.url_file is None):
+            raise ValueError("give exactly one of url and url_file")
+        return self
+
+
+class NotificationSettings(_Strict):
+    """Where Lazarus posts notices: advice awaiting approval, a job stopped or failed, a node drained or a
+    drain refused by the budget. Each notice links to the workflow's history in the Temporal UI
+    (``temporal.ui_url``). The scheduler role posts them."""
+
+    webhooks: list[Webhook] = Field(default_factory=list, description="webhooks to post to; none: no notices")
+
+
 class Settings(BaseSettings):
     """Lazarus configuration. See docs/configuration.md for every field."""
 
@@ -409,6 +451,7 @@ class Settings(BaseSettings):
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: MetricsSettings = MetricsSettings()
     node_agents: NodeAgentSettings = NodeAgentSettings()
+    notifications: NotificationSettings = NotificationSettings()
 
     @field_validator("policies")
     @classmethod
@@ -416,6 +459,12 @@ class Settings(BaseSettings):
         if "default" not in v:
             raise ValueError("a policy named 'default' is required")
         return v
+
+    @model_validator(mode="after")
+    def _queues_per_cluster(self) -> Settings:
+        """Task queues left empty are the cluster's own (computed here, at load, from ``cluster``)."""
+        self.task_queues = self.task_queues.for_cluster(self.cluster)
+        return self
 
     @classmethod
     def settings_customise_sources(

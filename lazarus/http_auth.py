@@ -61,6 +61,11 @@ def _secret_file(path: Path, what: str) -> str:
     return text
 
 
+def read_secret_file(path: Path, what: str) -> str:
+    """The one line of secret text in ``path`` (a token, a password, a secret URL); errors name the file only."""
+    return _secret_file(path, what)
+
+
 def http_auth(settings: HttpClientSettings, service: str) -> HttpAuth:
     """The credentials and CA bundle ``settings`` name; raises :class:`ConfigError` naming files, never secrets."""
     if settings.ca_file is not None and not settings.ca_file.is_file():

@@ -14,6 +14,7 @@ Run it with no LAZARUS_* variables set: one default (dev.state_dir) follows the 
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import types
 import typing
@@ -30,7 +31,7 @@ from pydantic_core import PydanticUndefined
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lazarus.config import Settings  # noqa: E402  (needs the repo on sys.path)
+from lazarus.config import NotificationSettings, Settings, TaskQueues  # noqa: E402  (needs the repo on sys.path)
 
 DOC = REPO / "docs" / "configuration.md"
 ENV_PREFIX = "LAZARUS_"
@@ -71,6 +72,9 @@ def _type_name(annotation: object) -> str:
         return " \\| ".join(f"`{a}`" for a in typing.get_args(annotation))
     if typing.get_origin(annotation) is dict:
         return f"mapping of name to {typing.get_args(annotation)[1].__name__} (section below)"
+    if typing.get_origin(annotation) is list:
+        item = typing.get_args(annotation)[0]
+        return f"list of {item.__name__} (section below)" if _is_model(item) else f"list of {_type_name(item)}"
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return " or ".join(_type_name(a) for a in typing.get_args(annotation) if a is not type(None)) + " or null"
     return SCALAR_NAMES.get(annotation, getattr(annotation, "__name__", str(annotation)))  # type: ignore[call-overload]
@@ -110,6 +114,10 @@ def _default(field: FieldInfo, in_optional_section: bool) -> str:
     return f"`{value}`"
 
 
+def key_path(path: list[str]) -> str:
+    return ".".join(path)
+
+
 def _rows(model: type[BaseModel], prefix: list[str], optional: bool = False) -> list[Row]:
     rows = []
     for name, field in model.model_fields.items():
@@ -122,7 +130,9 @@ def _rows(model: type[BaseModel], prefix: list[str], optional: bool = False) -> 
         rows.append(
             Row(
                 key=".".join(path),
-                env=ENV_PREFIX + "__".join(part.upper() for part in path),
+                env="(in the list's JSON)"
+                if "[]" in key_path(path)
+                else ENV_PREFIX + "__".join(p.upper() for p in path),
                 type=_type_name(field.annotation) + _rules(field),
                 default=_default(field, optional),
                 description=(field.description or "").replace("|", "\\|"),
@@ -138,7 +148,18 @@ def _sections() -> list[tuple[str, str, list[Row]]]:
     for name, field in Settings.model_fields.items():
         nested, _ = _model_of(field.annotation)
         if nested is not None:
-            sections.append((f"`{name}`", (nested.__doc__ or "").strip(), _rows(nested, [name])))
+            sections.append((f"`{name}`", inspect.cleandoc(nested.__doc__ or ""), _rows(nested, [name])))
+    webhook_model = typing.get_args(NotificationSettings.model_fields["webhooks"].annotation)[0]
+    sections.append(
+        (
+            "`notifications.webhooks[]`",
+            inspect.cleandoc(webhook_model.__doc__ or "") + " Each entry of `notifications.webhooks` is one webhook; "
+            "through the environment the whole list is one JSON value (`LAZARUS_NOTIFICATIONS__WEBHOOKS`). "
+            "Kinds of notice (`events`): `advice-pending`, `job-stopped`, `job-failed`, `node-drained`, "
+            "`drain-refused`.",
+            _rows(webhook_model, ["notifications", "webhooks[]"], optional=True),
+        )
+    )
     policy_model = typing.get_args(Settings.model_fields["policies"].annotation)[1]
     sections.append(
         (
@@ -185,7 +206,9 @@ def render() -> str:
         parts.append("| Key | Environment variable | Type | Default | Description |\n")
         parts.append("|---|---|---|---|---|\n")
         parts.extend(f"| `{r.key}` | `{r.env}` | {r.type} | {r.default} | {r.description} |\n" for r in rows)
-    defaults = yaml.safe_dump(Settings().model_dump(mode="json", by_alias=True), sort_keys=False)
+    every = Settings().model_dump(mode="json", by_alias=True)
+    every["task_queues"] = TaskQueues().model_dump()  # empty: named for the cluster when the file loads
+    defaults = yaml.safe_dump(every, sort_keys=False)
     parts.append(f"\n## Every default, as a loadable file\n\n```yaml\n{defaults}```\n")
     return "".join(parts)
 

@@ -70,6 +70,7 @@ FROM_SETTINGS: dict[str, str] = {
     "attribution.caFile": "attribution.ca_file",
     "attribution.bearerTokenFile": "attribution.bearer_token_file",
     "attribution.basicAuthFile": "attribution.basic_auth_file",
+    "notifications.webhooks": "notifications.webhooks",
     "ledger.lemonJobCount": "ledger.lemon_job_count",
     "ledger.lemonWindowSeconds": "ledger.lemon_window",
     "ledger.maxDrainFraction": "ledger.max_drain_fraction",
@@ -109,12 +110,16 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def _clean(node: Any, seconds: bool) -> Any:
-    """Drop annotations helm does not need; a duration becomes seconds or the chart's duration rule."""
+    """Drop annotations helm does not need; a duration becomes seconds or the chart's duration rule. The keys
+    of ``properties`` are field names, never annotations (a webhook has a field called ``format``)."""
     if isinstance(node, list):
         return [_clean(item, seconds) for item in node]
     if not isinstance(node, dict):
         return node
+    fields = node.get("properties")
     node = {key: _clean(value, seconds) for key, value in node.items() if key not in _NOISE}
+    if isinstance(fields, dict):
+        node["properties"] = {name: _clean(value, seconds) for name, value in fields.items()}
     if node.pop("x-duration", False):
         node = {"type": "number", **node} if seconds else {"$ref": DURATION_REF, **node}
     return node

@@ -2,8 +2,9 @@
 
 Roles (each on its own task queue, see docs/architecture.md):
 - ``control``: JobRecoveryWorkflow and NodeLedgerWorkflow (decisions and timers; no I/O of its own);
-- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), and the
-  read of the cluster-wide mode that precedes every unapproved action;
+- ``scheduler``: the scheduler activities (runs where Slurm commands work: a login node, or SSH), the
+  read of the cluster-wide mode that precedes every unapproved action, and the notify activity (posts
+  notices to the configured webhooks);
 - ``telemetry``: the discovery/telemetry loop and its activities (progress, node health), run by the one replica holding the
   cluster's telemetry lease (every replica serves the lease workflow; see workers/telemetry.py);
 - ``all``: everything in one process (the embedded dev stack).
@@ -33,6 +34,7 @@ from temporalio.worker import Worker
 
 from activities.health import HealthActivities
 from activities.ledger import LedgerActivities
+from activities.notify import NotifyActivities
 from activities.scheduler import SlurmActivities
 from activities.telemetry import TelemetryActivities
 from lazarus import metrics
@@ -47,7 +49,7 @@ from workflows.node_ledger import NodeLedgerWorkflow
 
 ROLES = ("control", "scheduler", "telemetry")
 # every activity a worker registers comes from these
-ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities, HealthActivities)
+ACTIVITY_CLASSES = (SlurmActivities, LedgerActivities, TelemetryActivities, HealthActivities, NotifyActivities)
 
 RoleStart = Callable[[], AbstractAsyncContextManager[Any]]
 
@@ -117,7 +119,11 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
         "scheduler": lambda: Worker(
             client,
             task_queue=queues.scheduler,
-            activities=[*SlurmActivities(slurm).all(), *LedgerActivities(client).all()],
+            activities=[
+                *SlurmActivities(slurm).all(),
+                *LedgerActivities(client).all(),
+                *NotifyActivities(settings).all(),
+            ],
             max_concurrent_activities=16,
             **common,
         ),

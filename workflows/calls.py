@@ -19,6 +19,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
     from lazarus.models.ledger import ClusterMode
+    from lazarus.models.notify import NotifyResult
     from lazarus.models.recovery import ProgressView
     from lazarus.models.slurm import JobActionResult, NodeActionResult, ReleaseRequest, RestartResult
     from workflows.effects import (
@@ -29,13 +30,14 @@ with workflow.unsafe.imports_passed_through():
         Input,
         Isolate,
         ModeChecked,
+        Notify,
         ProgressChecked,
         ReleaseHold,
         Requeue,
         Requeued,
         RequeueFailed,
     )
-    from workflows.options import LEDGER_READ, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
+    from workflows.options import LEDGER_READ, NOTIFY, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
 
 # Approved advice is checked against what telemetry reported while the workflow waited.
 FRESH_STATE_PATCH = "act-on-fresh-state"
@@ -193,3 +195,19 @@ async def release(effect: ReleaseHold) -> Input | None:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
         return None
     return HoldReleased()
+
+
+async def notify(effect: Notify) -> None:
+    """Post the notice to the webhooks; a notice that cannot be delivered is logged, never an outcome."""
+    notice = effect.notice
+    try:
+        await run_activity(
+            "notify",
+            notice,
+            result_type=NotifyResult,
+            task_queue=effect.task_queue,
+            summary=f"notify: {notice.kind.value}",
+            preset=NOTIFY,
+        )
+    except ActivityError as exc:
+        workflow.logger.warning(f"notice {notice.id} was not delivered: {exc.cause or exc}")

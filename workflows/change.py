@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Advice, Attempt, JobRecoveryInput, RecoveryState
-from workflows.effects import Details, Effect, SearchAttributes
+from workflows import notices
+from workflows.effects import Details, Effect, Notify, SearchAttributes
 from workflows.phases import check_transition
 
 
@@ -47,10 +48,14 @@ class Change:
         return attempt
 
     def set_state(self, new: RecoveryState, details: str | None = None) -> None:
-        """Move to ``new`` (the transition table refuses an illegal move) and publish it."""
+        """Move to ``new`` (the transition table refuses an illegal move) and publish it; tell the operators
+        when they need to know (:mod:`workflows.notices`)."""
         check_transition(self.s.state, new)
         self.s.state = new
         self.emit(SearchAttributes(state=new), Details(details or f"{new.value}"))
+        notice = notices.on_entering(self.s, new, self.now)
+        if notice is not None:
+            self.emit(Notify(notice, task_queue=self.s.scheduler_queue))
 
     def record_progress(
         self,

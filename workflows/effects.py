@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from lazarus.models.ledger import Implication
+from lazarus.models.notify import Notice
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -137,6 +138,15 @@ class ReleaseHold:
     attempt: int | None = None
 
 
+@dataclass(frozen=True)
+class Notify:
+    """Post this notice to the webhooks (an activity the workflow does not wait for: notices never hold up a
+    recovery) → no outcome."""
+
+    notice: Notice
+    task_queue: str
+
+
 Effect = (
     SearchAttributes
     | Details
@@ -148,6 +158,7 @@ Effect = (
     | Isolate
     | Requeue
     | ReleaseHold
+    | Notify
 )
 
 # ---- outcomes (inputs) --------------------------------------------------------------------------

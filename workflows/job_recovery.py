@@ -57,6 +57,7 @@ with workflow.unsafe.imports_passed_through():
         Effect,
         Input,
         Isolate,
+        Notify,
         ReleaseHold,
         Requeue,
         SearchAttributes,
@@ -64,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         WatchdogFired,
         WorkflowStarted,
     )
+    from workflows.notifier import Notifier
     from workflows.patches import DECISION_PATCHES
     from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
@@ -78,6 +80,7 @@ class JobRecoveryWorkflow:
         self._answer: Approval | Rejection | None = None
         self._watchdog = Watchdog()
         self._mode_changes = 0  # operators' mode changes so far (a wait that ignores act mode ends on a new one)
+        self._notifier = Notifier()
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -180,10 +183,14 @@ class JobRecoveryWorkflow:
             await self._next()
             if self._should_continue_as_new():
                 self._watchdog.arm(None, None)
+                await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
+                if self._events:
+                    continue  # events arrived while the notices were posted: apply them first
                 self.s.runs += 1
                 workflow.continue_as_new(self.s)
         self._watchdog.arm(None, None)
+        await self._notifier.flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
 
@@ -238,6 +245,8 @@ class JobRecoveryWorkflow:
             workflow.logger.warning(effect.text)
         elif isinstance(effect, Decide):  # decide now: handed straight back as the next input
             return replace(effect, unpatched=frozenset(p for p in DECISION_PATCHES if not workflow.patched(p)))
+        elif isinstance(effect, Notify):
+            self._notifier.send(effect)  # in the background: a notice never holds up the recovery
         return None
 
     async def _perform(self, effect: Effect) -> Input | None:
@@ -283,4 +292,4 @@ class JobRecoveryWorkflow:
 
 
 def _immediate(effect: Effect) -> bool:
-    return isinstance(effect, (SearchAttributes, Details, Warn, Decide))
+    return isinstance(effect, (SearchAttributes, Details, Warn, Decide, Notify))

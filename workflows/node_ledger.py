@@ -27,6 +27,11 @@ decision time), evidence telemetry read outside the job, or jobs of
 drain waits (``waiting``, shown by `lazarus nodes`), the job is told so (a
 ``LedgerNote`` in its history), and the request is looked at again with every
 implication of the node and every reconciliation.
+
+Every drain, resume, refused or failed drain, change noticed in Slurm and cluster
+mode change is kept as an action (who, when, why, the implications behind it; the
+newest 500) for `lazarus audit`. A drain and a drain refused by the budget are
+also posted to the configured webhooks (:mod:`workflows.notices`).
 """
 
 from __future__ import annotations
@@ -40,8 +45,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
     from lazarus.models.ledger import (
+        MAX_LEDGER_ACTIONS,
+        OUTSIDE_LAZARUS,
         DrainRequest,
         Implication,
+        LedgerAction,
         LedgerInput,
         LedgerView,
         NodeHealthQuery,
@@ -51,10 +59,12 @@ with workflow.unsafe.imports_passed_through():
         PolicyChange,
         ResumeRequest,
     )
+    from lazarus.models.notify import Notice
     from lazarus.models.recovery import JobEventEnvelope, LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
-    from workflows import metering
+    from workflows import metering, notices
     from workflows.calls import run_activity
+    from workflows.effects import Notify
     from workflows.ledger_rules import (
         bound,
         corroboration,
@@ -69,6 +79,7 @@ with workflow.unsafe.imports_passed_through():
         reconcile,
         waiting_note,
     )
+    from workflows.notifier import Notifier
     from workflows.options import NODE_HEALTH_READ, SLURM_READ, SLURM_WRITE
 
 RECONCILES = "ledger-reconciles-with-slurm"
@@ -105,6 +116,7 @@ class NodeLedgerWorkflow:
         self._last_check = workflow.now()
         self._unreadable = ""
         self._corroborates = False
+        self._notifier = Notifier()
 
     @workflow.signal(name=names.RECORD_IMPLICATION)
     def record_implication(self, implication: Implication) -> None:
@@ -131,6 +143,7 @@ class NodeLedgerWorkflow:
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
         mark_resumed(self._record(request.node), request.operator, workflow.now())
+        self._log("resume", request.node, request.operator, request.comment or "returned to service")
         return result
 
     @resume_node.validator
@@ -154,6 +167,7 @@ class NodeLedgerWorkflow:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), request.operator, reason, workflow.now())
         metering.drained(self.s.cluster, "operator")
+        self._log("drain", request.node, request.operator, request.reason)
         return result
 
     @drain_node.validator
@@ -165,6 +179,7 @@ class NodeLedgerWorkflow:
         """The cluster-wide mode (kill switch) for jobs discovered from now on."""
         self.s.mode_override = change.mode.value if change.mode else None
         self.s.mode_set_by = change.operator
+        self._log("cluster-mode", None, change.operator, f"cluster mode {self.s.mode_override or 'as configured'}")
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
@@ -175,10 +190,28 @@ class NodeLedgerWorkflow:
             nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
             mode_override=self.s.mode_override,
             mode_set_by=self.s.mode_set_by,
+            actions=self.s.actions,
         )
 
     def _record(self, node: str) -> NodeRecord:
         return self.s.nodes.setdefault(node, NodeRecord(node=node))
+
+    def _log(self, action: str, node: str | None, by: str, reason: str, evidence: list[str] | None = None) -> None:
+        """Keep what was done or refused, with who and why (the newest ``MAX_LEDGER_ACTIONS``), for the audit."""
+        entry = LedgerAction.model_validate(
+            {
+                "at": workflow.now(),
+                "action": action,
+                "node": node,
+                "by": by,
+                "reason": reason,
+                "evidence": evidence or [],
+            }
+        )
+        self.s.actions = [*self.s.actions, entry][-MAX_LEDGER_ACTIONS:]
+
+    def _notify(self, notice: Notice) -> None:
+        self._notifier.send(Notify(notice, task_queue=self.s.scheduler_queue))
 
     @workflow.run
     async def run(self, inp: LedgerInput) -> None:
@@ -192,6 +225,7 @@ class NodeLedgerWorkflow:
             if reconciles and workflow.now() >= self._next_check():
                 await self._reconcile()
             if workflow.info().is_continue_as_new_suggested():
+                await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox:
                     continue  # signals arrived meanwhile: record them first
@@ -261,6 +295,7 @@ class NodeLedgerWorkflow:
             note = reconcile(self.s.nodes[name], current[name], workflow.now())
             if note:
                 workflow.logger.info(f"node ledger: {name} {note}")
+                self._log("noticed", name, OUTSIDE_LAZARUS, note)
 
     def _drain_reason(self, record: NodeRecord, imp: Implication) -> str | None:
         """Runs from before corroboration: a lemon by job ids, or this implication's drain request."""
@@ -322,6 +357,12 @@ class NodeLedgerWorkflow:
         """Drain the node unless that would exceed the budget; None when drained, else what stopped it
         (also noted on the record)."""
         drained = sum(1 for n in nodes if n.drained)
+        # the newest report tipped it: its job's history is the link (none when every report was pruned)
+        blamed_by = record.implications[-1].job_id if record.implications else None
+        evidence = [
+            f"job {i.job_id} attempt {i.attempt}: {i.signature or i.category} at {i.at:%Y-%m-%d %H:%M:%S}"
+            for i in record.implications[-5:]
+        ]
         if not drain_allowed(drained, len(nodes), self.s.policy):
             note = (
                 f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
@@ -330,6 +371,9 @@ class NodeLedgerWorkflow:
             record.refused.append(note)
             workflow.logger.warning(f"{record.node}: {note}")
             metering.drain_refused(self.s.cluster, "budget")
+            self._log("drain-refused", record.node, "lazarus", note, evidence)
+            if blamed_by is not None:
+                self._notify(notices.drain_refused(self.s.cluster, record.node, note, blamed_by, workflow.now()))
             return note
         try:
             await run_activity(
@@ -344,9 +388,13 @@ class NodeLedgerWorkflow:
             note = f"drain failed: {exc.cause or exc}"
             record.refused.append(note)
             metering.drain_refused(self.s.cluster, "failed")
+            self._log("drain-failed", record.node, "lazarus", f"{reason}; failed: {exc.cause or exc}", evidence)
             return note
         mark_drained(record, None, reason, workflow.now())
         metering.drained(self.s.cluster, "lazarus")
+        self._log("drain", record.node, "lazarus", reason, evidence)
+        if blamed_by is not None:
+            self._notify(notices.node_drained(self.s.cluster, record.node, reason, blamed_by, workflow.now()))
         return None
 
     # ---- drains that need corroboration ------------------------------------------------------

@@ -96,6 +96,22 @@ LEDGER_READ = workflow.ActivityConfig(
     retry_policy=_retry(timedelta(seconds=2), 2),
 )
 
+# Posting a notice to the webhooks: each POST has its own timeout (at most 30 s, notifications.webhooks); a
+# webhook that is down is retried for about five minutes, then the notice is given up (the workflow logs
+# it). The heartbeat carries the webhooks already served across retries, so one down webhook does not make
+# the others post twice. Notices never hold up a recovery: the workflows do not wait for them to act.
+NOTIFY = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(minutes=2),
+    schedule_to_close_timeout=timedelta(minutes=6),
+    retry_policy=RetryPolicy(
+        initial_interval=timedelta(seconds=2),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(minutes=1),
+        maximum_attempts=8,
+        non_retryable_error_types=["BadWebhook"],
+    ),
+)
+
 PRESETS = {
     "TELEMETRY_READ": TELEMETRY_READ,
     "NODE_HEALTH_READ": NODE_HEALTH_READ,
@@ -103,4 +119,5 @@ PRESETS = {
     "SLURM_WRITE": SLURM_WRITE,
     "SLURM_RESTART": SLURM_RESTART,
     "LEDGER_READ": LEDGER_READ,
+    "NOTIFY": NOTIFY,
 }

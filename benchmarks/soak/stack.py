@@ -176,7 +176,7 @@ class ChaosStack:
 
     def wait_workers_polling(self, timeout: float = WORKER_READY_S) -> None:
         """Until every role's worker polls its task queue (the telemetry loop needs the others up)."""
-        queues = TaskQueues()
+        queues = TaskQueues().for_cluster(self.cluster)
         deadline = time.monotonic() + timeout
         for role in ROLES:
             while True:

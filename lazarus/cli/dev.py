@@ -83,6 +83,8 @@ def run_up(args: argparse.Namespace) -> int:
     status = stack.status()
     if status.ui_url:
         print(f"Temporal UI: {status.ui_url}")
+    if status.http_api_url:
+        print(f"Temporal HTTP API: {status.http_api_url} (docs/http-api.md)")
     print(f'ready in {report.seconds:.1f} s; use it from a shell with: eval "$(lazarus dev env)"')
     return 0
 
@@ -109,6 +111,7 @@ def run_env(args: argparse.Namespace) -> int:
         "LAZARUS_CONFIG": str(stack.layout.lazarus_yaml),
         "TEMPORAL_ADDRESS": f"127.0.0.1:{dev.temporal_port}",
         "TEMPORAL_NAMESPACE": "default",
+        "TEMPORAL_HTTP_API": f"http://127.0.0.1:{dev.temporal_http_port}",
         "PATH": ":".join(path),
     }
     for name, value in exports.items():

@@ -36,6 +36,7 @@ SUBCOMMAND_MODULES = (
     "lazarus.cli.jobs",
     "lazarus.cli.advice",
     "lazarus.cli.nodes",
+    "lazarus.cli.audit",
     "lazarus.cli.diagnose",
     "lazarus.cli.worker",
     "lazarus.cli.node_agent",

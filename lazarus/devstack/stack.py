@@ -126,7 +126,12 @@ class DevStack:
             comps = self.components()
             reserve_ports(
                 [c.port for c in comps if c.port]
-                + [self.dev.temporal_ui_port, self.dev.metrics_port, self.dev.temporal_metrics_port]
+                + [
+                    self.dev.temporal_ui_port,
+                    self.dev.temporal_http_port,
+                    self.dev.metrics_port,
+                    self.dev.temporal_metrics_port,
+                ]
             )
             self._enabled_file.write_text("".join(f"{c.name}\n" for c in comps))
             for comp in comps:
@@ -177,6 +182,7 @@ class DevStack:
             lazarus_config=self.layout.lazarus_yaml,
             temporal_address=f"127.0.0.1:{self.dev.temporal_port}" if temporal else None,
             ui_url=f"http://127.0.0.1:{self.dev.temporal_ui_port}" if temporal else None,
+            http_api_url=f"http://127.0.0.1:{self.dev.temporal_http_port}" if temporal else None,
             metrics_urls=metrics.urls() if metrics else [],
             components=rows,
         )

@@ -21,6 +21,7 @@ class StackStatus(BaseModel):
     lazarus_config: Path
     temporal_address: str | None = None
     ui_url: str | None = None
+    http_api_url: str | None = None  # Temporal's own HTTP API (docs/http-api.md)
     metrics_urls: list[str] = Field(default_factory=list, description="the workers' metrics endpoints")
     components: list[ComponentStatus]
 
@@ -36,6 +37,8 @@ class StackStatus(BaseModel):
             lines.append(f"  {c.name:<14} {'up' if c.up else 'down':<5}{pid}{where}")
         if self.ui_url:
             lines.append(f"Temporal UI: {self.ui_url}")
+        if self.http_api_url:
+            lines.append(f"Temporal HTTP API: {self.http_api_url}")
         for url in self.metrics_urls:
             lines.append(f"metrics: {url}")
         return "\n".join(lines)

@@ -71,7 +71,7 @@ def workers_component(dev: DevSettings, layout: Layout, marker: str) -> Componen
     env[MARKER_ENV] = marker
     env["LAZARUS_CONFIG"] = str(layout.lazarus_yaml)
     env["SLURM_CONF"] = str(layout.slurm_conf)
-    control_queue = TaskQueues().control
+    control_queue = TaskQueues().for_cluster(dev.cluster_name).control
 
     def polling() -> bool:
         pid = procs.marked_pid(layout.pid_file("workers"), marker)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,6 +105,22 @@ class NodeRecord(_Model):
         return self.drained_by_lazarus or self.drained_by is not None
 
 
+MAX_LEDGER_ACTIONS = 500
+"""Actions the ledger keeps (the newest); older ones remain in its workflow histories."""
+
+
+class LedgerAction(_Model):
+    """One thing done to a node or to the cluster's mode, or refused: who, when, what, why, on what evidence
+    (`lazarus audit` lists them)."""
+
+    at: datetime
+    action: Literal["drain", "resume", "drain-refused", "drain-failed", "noticed", "cluster-mode"]
+    node: str | None = Field(None, description="None for a cluster-wide mode change")
+    by: str = Field(description="'lazarus', the operator, or 'outside Lazarus'")
+    reason: str
+    evidence: list[str] = Field(default_factory=list, description="the implications behind a drain")
+
+
 class LedgerInput(_Model):
     cluster: str
     policy: LedgerPolicy = LedgerPolicy()
@@ -117,6 +134,10 @@ class LedgerInput(_Model):
         "for new jobs, so the kill switch also holds for jobs submitted after it",
     )
     mode_set_by: str | None = None
+    actions: list[LedgerAction] = Field(
+        default_factory=list,
+        description=f"what the ledger did or refused, oldest first (the newest {MAX_LEDGER_ACTIONS})",
+    )
 
 
 class PolicyChange(_Model):
@@ -146,6 +167,7 @@ class LedgerView(_Model):
     nodes: list[NodeRecord]
     mode_override: str | None = None
     mode_set_by: str | None = None
+    actions: list[LedgerAction] = Field(default_factory=list, description="what the ledger did or refused")
 
 
 class ClusterMode(_Model):

@@ -1,10 +1,12 @@
-"""`dev up` starts what is down and nothing else; `status` then reports every part up."""
+"""`dev up` starts what is down and nothing else; `status` then reports every part up, with the Temporal UI's
+and Temporal HTTP API's addresses."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import urllib.request
 
 import pytest
 
@@ -30,6 +32,9 @@ def test_second_up_starts_nothing_and_status_says_all_up(lzdev: None) -> None:
     assert {c["name"] for c in report["components"]} == EXPECTED
     assert all(c["up"] and c["pid"] for c in report["components"])
     assert report["ui_url"] == "http://127.0.0.1:48233"
+    assert report["http_api_url"] == "http://127.0.0.1:47243"
+    with urllib.request.urlopen(f"{report['http_api_url']}/api/v1/namespaces/default", timeout=10) as answer:
+        assert json.load(answer)["namespaceInfo"]["name"] == "default"  # Temporal's own HTTP API answers
 
 
 def test_restarting_one_killed_daemon_brings_back_only_that_daemon(lzdev: None) -> None:

@@ -107,12 +107,14 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)  # Temporal's own HTTP API (docs/http-api.md)
     metrics_port: int = field(default_factory=free_port)
     temporal_metrics_port: int = field(default_factory=free_port)
     agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
     replicas: list[subprocess.Popen] = field(default_factory=list)  # extra telemetry replicas
+    webhooks: str | None = None  # base URL of a loopback receiver (tests/e2e/receiver.py) the worker notifies
 
     @property
     def config_path(self) -> Path:
@@ -132,7 +134,6 @@ class E2EStack:
             "cluster": "lztest",
             "mode": self.mode,
             "temporal": {"address": f"127.0.0.1:{self.port}", "ui_url": f"http://127.0.0.1:{self.ui_port}"},
-            "task_queues": {"control": "e2e-control", "scheduler": "e2e-scheduler", "telemetry": "e2e-telemetry"},
             "scheduler": {"slurm_conf": str(self.cluster.slurm_conf)},
             "discovery": {"interval": 0.5, "job_name_prefix": JOB_PREFIX},
             "policies": TEST_POLICIES,
@@ -148,6 +149,14 @@ class E2EStack:
             },
             "logging": {"level": "INFO"},
         }
+        if self.webhooks:
+            cfg["notifications"] = {
+                "webhooks": [
+                    {"url": f"{self.webhooks}/json", "format": "json"},
+                    {"url": f"{self.webhooks}/slack", "format": "slack", "events": ["advice-pending", "node-drained"]},
+                    {"url": f"{self.webhooks}/flaky", "format": "json"},
+                ]
+            }
         self.config_path.write_text(yaml.safe_dump(cfg))
 
     def start_server(self, first: bool = False) -> None:
@@ -159,7 +168,7 @@ class E2EStack:
             except AssertionError:
                 if not first or attempt == 2:
                     raise
-                self.port, self.ui_port = free_port(), free_port()
+                self.port, self.ui_port, self.http_port = free_port(), free_port(), free_port()
                 self.write_config()
 
     def _start_server(self) -> None:
@@ -183,7 +192,7 @@ class E2EStack:
             "--log-level",
             "error",
             "--http-port",
-            str(free_port()),
+            str(self.http_port),
             "--metrics-port",
             str(free_port()),
         ]

@@ -100,3 +100,23 @@ def test_log_roots_and_https_credentials_reach_the_config(helm: Path, tmp_path: 
 
 def test_the_default_log_roots_reach_the_config(default_manifests: Manifests, tmp_path: Path) -> None:
     assert _load(default_manifests, tmp_path).discovery.log_roots == [Path(p) for p in DEFAULT_LOG_ROOTS]
+
+
+def test_notification_webhooks_reach_the_config(helm: Path, tmp_path: Path) -> None:
+    manifests = render(
+        helm,
+        sets={
+            "notifications.webhooks[0].url_file": "/etc/lazarus/slack/url",
+            "notifications.webhooks[0].format": "slack",
+            "notifications.webhooks[0].events[0]": "advice-pending",
+            "notifications.webhooks[1].url": "http://alert-router.ops.svc:8080/lazarus",
+        },
+    )
+    webhooks = _load(manifests, tmp_path).notifications.webhooks
+    assert webhooks[0].url_file == Path("/etc/lazarus/slack/url") and webhooks[0].format == "slack"
+    assert [e.value for e in webhooks[0].events] == ["advice-pending"]
+    assert webhooks[1].url == "http://alert-router.ops.svc:8080/lazarus" and webhooks[1].format == "json"
+
+
+def test_the_default_chart_posts_no_notices(default_manifests: Manifests, tmp_path: Path) -> None:
+    assert _load(default_manifests, tmp_path).notifications.webhooks == []

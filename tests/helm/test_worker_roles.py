@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lazarus.config import load_settings
 from tests.helm.chart import ROLES, Manifests, container, env_by_name, render
 
 
@@ -15,10 +16,19 @@ def test_each_role_runs_the_worker_command_for_that_role(manifests: Manifests) -
         assert container(pod)["args"] == ["worker", "--role", role]
 
 
-def test_each_role_polls_its_own_task_queue(manifests: Manifests) -> None:
-    queues = manifests.config()["task_queues"]
+def test_each_role_polls_its_own_task_queue_named_for_the_cluster(manifests: Manifests, tmp_path: Path) -> None:
+    path = tmp_path / "lazarus.yaml"
+    path.write_text(manifests.config_text(), encoding="utf-8")
+    settings = load_settings(path)
+    queues = settings.task_queues.model_dump()
     assert set(queues) == set(ROLES)
     assert len(set(queues.values())) == len(ROLES)
+    assert all(settings.cluster in queue for queue in queues.values())
+
+
+def test_a_task_queue_given_in_values_is_used_as_given(helm: Path) -> None:
+    queues = render(helm, sets={"taskQueues.control": "legacy-control"}).config()["task_queues"]
+    assert queues == {"control": "legacy-control"}
 
 
 def test_the_control_role_runs_at_least_two_replicas(manifests: Manifests) -> None:

@@ -1,4 +1,4 @@
-"""Shared helpers for the workflow tests: a worker whose scheduler and telemetry
+"""Shared helpers for the workflow tests: a worker whose scheduler, notify and telemetry
 activities are in-memory doubles recording every call.
 
 The doubles stand in for Slurm only in the time-skipping tests, which check
@@ -7,13 +7,17 @@ timer and policy logic; the end-to-end tests in tests/e2e use the real cluster.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
@@ -39,7 +43,11 @@ from lazarus.models.slurm import (
     RestartRequest,
     RestartResult,
 )
+from tests.workflows.notify_double import notify_activities
 from workflows.job_recovery import JobRecoveryWorkflow
+
+if TYPE_CHECKING:
+    from lazarus.models.notify import Notice
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -58,6 +66,7 @@ class FakeScheduler:
     cluster_mode: Mode | None = None  # the ledger's cluster-wide mode, read before acting
     mode_unreadable: bool = False
     mode_reads: int = 0
+    notices: list[Notice] = field(default_factory=list)  # what the notify double was given
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -111,7 +120,8 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        return [restart, drain, release, release_guarded, mode, progress]  # the scheduler's, then telemetry's
+        # the scheduler's, then telemetry's
+        return [restart, drain, release, release_guarded, mode, *notify_activities(self.notices), progress]
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
@@ -197,8 +207,45 @@ class Running:
         self.handle = await self.client.start_workflow(
             JobRecoveryWorkflow.run, self.inp, id=self.workflow_id, task_queue=self.task_queue
         )
+        terminate = self.handle.terminate
+
+        async def terminate_once_notices_settled(*args: Any, **kwargs: Any) -> None:
+            await self.notices_settled()
+            await terminate(*args, **kwargs)
+
+        self.handle.terminate = terminate_once_notices_settled  # type: ignore[method-assign]
         return self
 
+    async def notices_settled(self) -> None:
+        """Wait until every notice the workflow started has been posted (the double answers at once) and the
+        workflow has taken the answer in. The time-skipping server never releases its clock for an activity or
+        a workflow task of a workflow terminated in the middle of one, so a test must not terminate then."""
+        for _ in range(200):
+            notices, closed, tasks, done = set(), set(), set(), set()
+            async for event in self.handle.fetch_history_events():
+                scheduled = event.activity_task_scheduled_event_attributes
+                if (
+                    event.HasField("activity_task_scheduled_event_attributes")
+                    and scheduled.activity_type.name == "notify"
+                ):
+                    notices.add(event.event_id)
+                if event.HasField("workflow_task_scheduled_event_attributes"):
+                    tasks.add(event.event_id)
+                for kind in ("activity_task_completed", "activity_task_failed", "activity_task_timed_out"):
+                    if event.HasField(f"{kind}_event_attributes"):
+                        closed.add(getattr(event, f"{kind}_event_attributes").scheduled_event_id)
+                for kind in ("workflow_task_completed", "workflow_task_failed", "workflow_task_timed_out"):
+                    if event.HasField(f"{kind}_event_attributes"):
+                        done.add(getattr(event, f"{kind}_event_attributes").scheduled_event_id)
+            if notices <= closed and tasks <= done:
+                return
+            await asyncio.sleep(0.02)
+
     async def __aexit__(self, *exc) -> None:
+        """End the workflow if the test left it running, then stop the workers: a task of a workflow nobody
+        serves (a timer firing, a notice still being posted) would otherwise hold the time-skipping server's
+        clock for the rest of the session."""
+        with contextlib.suppress(RPCError):  # already closed: nothing to end
+            await self.handle.terminate("test done")
         for w in reversed(self._workers):
             await w.__aexit__(*exc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -21,6 +22,7 @@ from lazarus.models.ledger import (
     NodeHealthVerdict,
 )
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+from tests.workflows.notify_double import notify_activities
 from workflows.node_ledger import NodeLedgerWorkflow
 
 
@@ -32,6 +34,7 @@ class FakeNodes:
         self.failed = set(failed or ())
         self.drain_calls: list[list[str]] = []
         self.health_calls: list[list[str]] = []
+        self.notices: list[Any] = []  # what the notify double was given
 
     def activities(self):
         @activity.defn(name="slurm_list_nodes")
@@ -65,7 +68,7 @@ class FakeNodes:
                 ]
             )
 
-        return [list_nodes, drain, resume, node_health]
+        return [list_nodes, drain, resume, node_health, *notify_activities(self.notices)]
 
     def _known(self, names: list[str]) -> None:
         """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""

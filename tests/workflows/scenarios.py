@@ -46,6 +46,7 @@ from tests.workflows.harness import (
 )
 from tests.workflows.ledger_harness import FakeNodes as NodesWithAgents
 from tests.workflows.ledger_harness import imp, running_ledger, settle
+from tests.workflows.notify_double import notify_activities
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 from workflows.telemetry_lease import TelemetryLeaseWorkflow
@@ -136,7 +137,7 @@ class FakeNodes:
                 self.nodes[n] = NodeState(name=n, state="IDLE")
             return NodeActionResult(changed=req.nodes)
 
-        return [list_nodes, drain, resume]
+        return [list_nodes, drain, resume, *notify_activities([])]
 
     def _known(self, names: list[str]) -> None:
         unknown = [n for n in names if n not in self.nodes]

@@ -43,6 +43,8 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- with $in.bearerTokenFile }}{{ $_ := set $out "bearer_token_file" . }}{{ end -}}
 {{- with $in.basicAuthFile }}{{ $_ := set $out "basic_auth_file" . }}{{ end -}}
 {{- end -}}
+{{- $queues := dict -}}
+{{- range $role, $queue := $v.taskQueues }}{{ with $queue }}{{ $_ := set $queues $role . }}{{ end }}{{ end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
       "max_drain_fraction" $v.ledger.maxDrainFraction
       "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications
@@ -56,11 +58,12 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "cluster" $v.cluster
       "mode" $v.mode
       "temporal" $temporal
-      "task_queues" $v.taskQueues
+      "task_queues" $queues
       "scheduler" $scheduler
       "discovery" $discovery
       "prometheus" $prom
       "attribution" $attribution
+      "notifications" (dict "webhooks" $v.notifications.webhooks)
       "ledger" $ledger
       "policies" $v.policies
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)

@@ -1,0 +1,97 @@
+"""Which transitions operators are told about, and what the notice says. Pure: no Temporal calls, no I/O.
+
+A job's recovery notifies when it enters ``awaiting-approval`` (advice waits for an
+operator), ``stopped`` (Lazarus will not restart it: stop advice, attempts used up,
+advice rejected or expired after the job ended) or ``failed`` (Lazarus could not
+act). A job the user cancelled is not announced: nobody needs telling. The node
+ledger notifies when it drains a node and when the drain budget refuses a drain.
+Each notice names the workflow whose history its link opens (the job's).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from lazarus.models.names import workflow_id
+from lazarus.models.notify import Notice, NoticeKind
+from lazarus.models.recovery import JobRecoveryInput, RecoveryState
+from lazarus.models.slurm import JobState
+
+
+def on_entering(state: JobRecoveryInput, new: RecoveryState, now: datetime) -> Notice | None:
+    """The notice for a job's recovery entering ``new`` (``state`` already says why); None when there is none."""
+    wid = workflow_id(state.cluster, state.job_id)
+    job = f"job {state.job_id}" + (f" ({state.job_name}, {state.user})" if state.job_name else "")
+    advice = state.advice_history[-1] if state.advice_history else None
+    if new == RecoveryState.AWAITING_APPROVAL and advice is not None:
+        nodes = sorted(set(advice.exclude_nodes) | set(advice.drain_nodes))
+        expires = f"; expires {advice.expires_at:%Y-%m-%d %H:%M:%S} UTC" if advice.expires_at else ""
+        return Notice(
+            id=f"{wid}/{new.value}/{advice.generation}",
+            kind=NoticeKind.ADVICE_PENDING,
+            cluster=state.cluster,
+            text=f"{job}: advice {advice.generation} ({advice.action.value}) awaits approval: {advice.reason}{expires}",
+            at=now,
+            workflow_id=wid,
+            job_id=state.job_id,
+            generation=advice.generation,
+            action=advice.action.value,
+            nodes=nodes,
+            reason=advice.reason,
+        )
+    if new not in (RecoveryState.STOPPED, RecoveryState.FAILED) or _cancelled_by_user(state):
+        return None
+    failed = new == RecoveryState.FAILED
+    reason = state.stop_reason or new.value
+    return Notice(
+        id=f"{wid}/{new.value}/{len(state.attempts)}",
+        kind=NoticeKind.JOB_FAILED if failed else NoticeKind.JOB_STOPPED,
+        cluster=state.cluster,
+        text=f"{job}: {'Lazarus could not act' if failed else 'stopped'}: {reason}",
+        at=now,
+        workflow_id=wid,
+        job_id=state.job_id,
+        generation=advice.generation if advice else None,
+        action=advice.action.value if advice else None,
+        reason=reason,
+    )
+
+
+def node_drained(cluster: str, node: str, reason: str, job_id: int, now: datetime) -> Notice:
+    """The ledger drained ``node``; the link opens the history of the job whose report tipped it."""
+    wid = workflow_id(cluster, job_id)
+    return Notice(
+        id=f"{wid}/{NoticeKind.NODE_DRAINED.value}/{node}/{now:%Y%m%dT%H%M%S}",
+        kind=NoticeKind.NODE_DRAINED,
+        cluster=cluster,
+        text=f"node {node} drained: {reason}",
+        at=now,
+        workflow_id=wid,
+        job_id=job_id,
+        node=node,
+        nodes=[node],
+        reason=reason,
+    )
+
+
+def drain_refused(cluster: str, node: str, note: str, job_id: int, now: datetime) -> Notice:
+    """The drain budget kept ``node`` in service (``note`` says how many are drained already, and why)."""
+    wid = workflow_id(cluster, job_id)
+    return Notice(
+        id=f"{wid}/{NoticeKind.DRAIN_REFUSED.value}/{node}/{now:%Y%m%dT%H%M%S}",
+        kind=NoticeKind.DRAIN_REFUSED,
+        cluster=cluster,
+        text=f"node {node} not drained: {note}",
+        at=now,
+        workflow_id=wid,
+        job_id=job_id,
+        node=node,
+        nodes=[node],
+        reason=note,
+    )
+
+
+def _cancelled_by_user(state: JobRecoveryInput) -> bool:
+    """The job ended cancelled with no advice of Lazarus's about that attempt: someone cancelled it."""
+    attempt = state.attempts[-1] if state.attempts else None
+    return attempt is not None and attempt.end_state == JobState.CANCELLED and attempt.advice_generation is None
