@@ -11,20 +11,15 @@ waits for corroboration from outside the job.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from lazarus.devstack.fake_nvml import FakeGpuScript, build_fake_nvml
 from lazarus.models.recovery import JobStatus, RecoveryState
 from tests.conftest import assert_eventually, submit_job
+from tests.e2e.agents import node_agents
 from tests.e2e.helpers import lazarus_cli, restore_nodes, wait_state
 from tests.e2e.stack import JOB_PREFIX, POLICY, E2EStack
 
@@ -114,48 +109,6 @@ def fresh_nodes(e2e):
     restore_nodes(e2e.cluster)
     yield
     restore_nodes(e2e.cluster)
-
-
-@contextmanager
-def node_agents(e2e: E2EStack, tmp_path: Path) -> Iterator[Path]:
-    """One `lazarus node-agent` per node where the worker reads them, each on its own healthy fake GPUs;
-    yields the directory of their scripts (``<dir>/<node>/``)."""
-    library = build_fake_nvml(tmp_path / "lib")
-    if library is None:
-        pytest.skip("gcc is needed to build the fake libnvidia-ml.so.1")
-    agents = []
-    for node in e2e.cluster.nodes:
-        gpus = FakeGpuScript(tmp_path / "gpus" / node)
-        gpus.create(4)
-        agents.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "lazarus.cli.main",
-                    "node-agent",
-                    "--node",
-                    node,
-                    "--address",
-                    "127.0.0.1",
-                    "--port",
-                    str(e2e.agent_port(node)),
-                    "--interval",
-                    "0.5",
-                    "--nvml-library",
-                    str(library),
-                ],
-                env={**os.environ, **gpus.env()},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-    try:
-        yield tmp_path / "gpus"
-    finally:
-        for agent in agents:
-            agent.terminate()
-            agent.wait(timeout=10)
 
 
 async def test_one_users_xid_excludes_the_node_from_that_job_only_and_a_second_user_corroborates_the_drain(

@@ -36,7 +36,10 @@ def documented() -> dict[str, str]:
 
 
 def run_documented(e2e: E2EStack, name: str, **variables: object) -> list[dict]:
-    """Run one documented command with bash and real curl, the doc's shell variables set; its JSON answers."""
+    """Run one documented command with bash and real curl, the doc's shell variables set (``JOB`` sets
+    ``WORKFLOW_ID`` too, as the doc does); its JSON answers."""
+    if "JOB" in variables:
+        variables["WORKFLOW_ID"] = workflow_id("lztest", int(str(variables["JOB"])))
     env = {
         "PATH": os.environ["PATH"],
         "TEMPORAL_HTTP_API": f"http://127.0.0.1:{e2e.http_port}",
@@ -83,7 +86,7 @@ async def test_the_documented_http_commands_drive_real_jobs(e2e, job_dir: Path):
         # the status query shows the pending advice and its generation
         status = await wait_state(e2e, rejected, RecoveryState.AWAITING_APPROVAL)
         wid = workflow_id("lztest", rejected)
-        (answer,) = run_documented(e2e, "status", WORKFLOW_ID=wid)
+        (answer,) = run_documented(e2e, "status", JOB=rejected)
         (queried,) = answer["queryResult"]
         assert queried["state"] == "awaiting-approval" and queried["advice"]["status"] == "pending"
         generation = queried["advice"]["generation"]
@@ -94,9 +97,9 @@ async def test_the_documented_http_commands_drive_real_jobs(e2e, job_dir: Path):
         assert wid in [e["execution"]["workflowId"] for e in listing["executions"]]
 
         # the update answers at once why a stale generation is refused; the reject signal stops the recovery
-        (update,) = run_documented(e2e, "approve-update", WORKFLOW_ID=wid, GENERATION=generation + 1)
+        (update,) = run_documented(e2e, "approve-update", JOB=rejected, GENERATION=generation + 1)
         assert "stale advice generation" in update["outcome"]["failure"]["message"]
-        run_documented(e2e, "reject", WORKFLOW_ID=wid, GENERATION=generation)
+        run_documented(e2e, "reject", JOB=rejected, GENERATION=generation)
         final = await wait_state(e2e, rejected, RecoveryState.STOPPED, timeout=60)
         assert final.advice_history[0].status == AdviceStatus.REJECTED
         assert final.advice_history[0].decided_by == "alice"
@@ -105,9 +108,7 @@ async def test_the_documented_http_commands_drive_real_jobs(e2e, job_dir: Path):
         # the approve signal and the approve update each restart a job
         for job, name in ((by_signal, "approve"), (by_update, "approve-update")):
             status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
-            answers = run_documented(
-                e2e, name, WORKFLOW_ID=workflow_id("lztest", job), GENERATION=status.advice.generation
-            )
+            answers = run_documented(e2e, name, JOB=job, GENERATION=status.advice.generation)
             if name == "approve-update":
                 assert answers[0]["outcome"]["success"], answers
             final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.FAILED, timeout=120)

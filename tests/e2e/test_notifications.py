@@ -1,6 +1,7 @@
 """Spec: the worker posts notices to real webhooks on loopback (tests/e2e/receiver.py), as generic JSON and
 as Slack-compatible text, each linking to the job's history in the Temporal UI: advice awaiting approval, the
-job stopped after its rejection, a node drained and a drain refused by the budget. A webhook that fails is
+job stopped after its rejection, a node drained and a drain refused by the budget (both drains corroborated by
+the node's own agent, which sees the Xid on its fake GPU). A webhook that fails is
 retried without posting twice to the webhooks that took the notice; a webhook subscribed to some kinds only
 gets those."""
 
@@ -14,6 +15,7 @@ import pytest
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobStatus, RecoveryState
 from tests.conftest import assert_eventually
+from tests.e2e.agents import node_agents
 from tests.e2e.helpers import lazarus_cli, restore_nodes, wait_state
 from tests.e2e.receiver import Receiver
 from tests.e2e.stack import POLICY, E2EStack, submit_training
@@ -71,23 +73,31 @@ async def test_advice_awaiting_approval_and_the_stop_are_posted_as_json_and_slac
     assert not [b for b in webhooks.bodies("/slack") if f"|job {job}>" in b["text"] and "stopped" in b["text"]]
 
 
-async def test_a_drain_and_a_drain_refused_by_the_budget_are_posted(e2e: E2EStack, webhooks: Receiver, job_dir: Path):
+async def test_a_drain_and_a_drain_refused_by_the_budget_are_posted(
+    e2e: E2EStack, webhooks: Receiver, job_dir: Path, tmp_path: Path
+):
     restore_nodes(e2e.cluster)
     (job_dir / "a").mkdir()
     (job_dir / "b").mkdir()
     try:
-        first = submit_training(e2e.cluster, job_dir / "a", **CRASH)
-        status = await _restarted(e2e, first)
-        (drained_node,) = status.advice_history[0].drain_nodes
-        drained = await _one(webhooks, "/json", "node-drained", node=drained_node, job_id=first)
-        assert drained["link"] == _link(e2e, first) and drained_node in drained["text"]
-        await assert_eventually(lambda: [b for b in webhooks.bodies("/slack") if f"node {drained_node}" in b["text"]])
-
-        # a quarter of the cluster is drained now: the next hardware fault's drain is refused, and said so
-        second = submit_training(e2e.cluster, job_dir / "b", **CRASH)
-        status = await _restarted(e2e, second)
-        (refused_node,) = status.advice_history[0].drain_nodes
-        refused = await _one(webhooks, "/json", "drain-refused", node=refused_node, job_id=second)
-        assert "budget 25%" in refused["reason"] and refused["link"] == _link(e2e, second)
+        with node_agents(e2e, tmp_path) as fake_gpus:
+            await _drained_then_refused(e2e, webhooks, job_dir, fake_gpus)
     finally:
         restore_nodes(e2e.cluster)
+
+
+async def _drained_then_refused(e2e: E2EStack, webhooks: Receiver, job_dir: Path, fake_gpus: Path) -> None:
+    """Two hardware faults, each seen by its node's agent: the first node is drained, the second refused."""
+    first = submit_training(e2e.cluster, job_dir / "a", **CRASH, fake_gpu_dir=fake_gpus)
+    status = await _restarted(e2e, first)
+    (drained_node,) = status.advice_history[0].drain_nodes
+    drained = await _one(webhooks, "/json", "node-drained", node=drained_node, job_id=first)
+    assert drained["link"] == _link(e2e, first) and drained_node in drained["text"]
+    await assert_eventually(lambda: [b for b in webhooks.bodies("/slack") if f"node {drained_node}" in b["text"]])
+
+    # a quarter of the cluster is drained now: the next hardware fault's drain is refused, and said so
+    second = submit_training(e2e.cluster, job_dir / "b", **CRASH, fake_gpu_dir=fake_gpus)
+    status = await _restarted(e2e, second)
+    (refused_node,) = status.advice_history[0].drain_nodes
+    refused = await _one(webhooks, "/json", "drain-refused", node=refused_node, job_id=second)
+    assert "budget 25%" in refused["reason"] and refused["link"] == _link(e2e, second)

@@ -27,7 +27,7 @@ from lazarus.models.policy import Mode
 from lazarus.models.recovery import RecoveryState
 from tests.conftest import assert_eventually
 from tests.e2e.helpers import lazarus_cli, restarts, restore_nodes, wait_state
-from tests.e2e.stack import REPO, SESSION, E2EStack, submit_training
+from tests.e2e.stack import REPO, SESSION, E2EStack, free_port, submit_training
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 
@@ -42,6 +42,8 @@ class Beta:
         config["cluster"] = "lzbeta"
         config["discovery"]["job_name_prefix"] = f"lz-beta-{SESSION}-"  # its own jobs only: none here
         config.pop("notifications", None)
+        # its own metrics ports, as a worker on another host would have (the session's worker holds these)
+        config["metrics"] = {**config["metrics"], "port": free_port(), "temporal_port": free_port()}
         self.config_path = e2e.root / "lzbeta.yaml"
         self.config_path.write_text(yaml.safe_dump(config))
         env = dict(os.environ, LAZARUS_CONFIG=str(self.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
