@@ -97,6 +97,8 @@ def job_records(status: JobStatus, wid: str, closed_at: datetime | None = None) 
 
 
 def _advice_records(status: JobStatus, advice: Advice, wid: str) -> list[AuditRecord]:
+    """The advice, the answer it got, and, for advice the fresh state at the moment of acting said no to,
+    that it was not executed and why."""
     base = {"cluster": status.cluster, "scope": "job", "job_id": status.job_id, "attempt": advice.attempt}
     base["workflow_id"] = wid
     nodes = []
@@ -119,7 +121,8 @@ def _advice_records(status: JobStatus, advice: Advice, wid: str) -> list[AuditRe
     ]
     undecided = advice.status in (AdviceStatus.PENDING, AdviceStatus.SUPERSEDED) or advice.decided_at is None
     if undecided or advice.action != AdviceAction.RESTART:
-        return records  # nothing answered yet; a stop or advice-only is decided in the instant it is advised
+        # nothing answered yet; a stop or advice-only is decided in the instant it is advised
+        return records + _not_executed(advice, base)
     if advice.status in (AdviceStatus.REJECTED, AdviceStatus.EXPIRED):
         answer = advice.status.value
     elif advice.decided_by and not advice.decided_by.startswith("lazarus"):
@@ -139,7 +142,25 @@ def _advice_records(status: JobStatus, advice: Advice, wid: str) -> list[AuditRe
             }
         )
     )
-    return records
+    return records + _not_executed(advice, base)
+
+
+def _not_executed(advice: Advice, base: dict[str, object]) -> list[AuditRecord]:
+    """Advice decided or approved that Lazarus did not carry out: the job had moved on when it came to act."""
+    if advice.status != AdviceStatus.NOT_EXECUTED:
+        return []
+    return [
+        AuditRecord.model_validate(
+            {
+                **base,
+                "at": advice.decided_at or advice.created_at,
+                "who": "lazarus",
+                "action": "not-executed",
+                "what": f"advice {advice.generation} not executed",
+                "why": advice.not_executed_reason or "",
+            }
+        )
+    ]
 
 
 def _ended(attempt: Attempt | None) -> datetime | None:

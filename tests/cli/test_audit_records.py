@@ -101,6 +101,17 @@ def test_act_mode_is_lazarus_s_own_act_and_an_expiry_is_the_decision_watchdog_s(
     assert expired["expired"].why == "nobody answered in time"
 
 
+def test_an_approval_not_executed_on_the_fresh_state_is_listed_with_the_reason():
+    advice = _advice(AdviceStatus.NOT_EXECUTED, "carol", "go").model_copy(
+        update={"not_executed_reason": "the job completed before the approval arrived"}
+    )
+    records = _by_action(job_records(_status(advice, RecoveryState.COMPLETED), "w"))
+    assert records["approved"].who == "carol" and "requeued" not in records
+    skipped = records["not-executed"]
+    assert (skipped.who, skipped.what) == ("lazarus", "advice 1 not executed")
+    assert skipped.why == "the job completed before the approval arrived" and skipped.at == advice.decided_at
+
+
 def test_pending_advice_has_no_answer_yet_and_a_refused_answer_and_the_stop_are_listed():
     refused = RefusedAnswer(kind="approve", generation=5, operator="eve", reason="stale", at=T0)
     status = _status(
