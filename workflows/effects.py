@@ -34,7 +34,7 @@ from lazarus.models.recovery import (
     Rejection,
     TelemetryNote,
 )
-from lazarus.models.slurm import NodeAction, RestartRequest, RestartResult
+from lazarus.models.slurm import CancelRequest, CancelResult, NodeAction, RestartRequest, RestartResult
 
 # ---- effects ------------------------------------------------------------------------------------
 
@@ -128,6 +128,15 @@ class Requeue:
 
 
 @dataclass(frozen=True)
+class Cancel:
+    """Stop means stop: cancel the attempt the stop was decided for, if fresh state shows it still holds its
+    allocation, and verify it left RUNNING/PENDING → Cancelled or CancelFailed."""
+
+    request: CancelRequest
+    task_queue: str
+
+
+@dataclass(frozen=True)
 class ReleaseHold:
     """Fail-open: release the job, which a restart of Lazarus's may have left held → HoldReleased. Only a hold
     of Lazarus's kind on ``attempt`` (the attempt the restart replaced) or on the next one is released."""
@@ -147,6 +156,7 @@ Effect = (
     | CheckMode
     | Isolate
     | Requeue
+    | Cancel
     | ReleaseHold
 )
 
@@ -225,6 +235,21 @@ class RequeueFailed:
 
 
 @dataclass(frozen=True)
+class Cancelled:
+    """The stop's cancel ran: cancelled and verified, found already cancelled, or left alone (the attempt had
+    ended on its own, or the job had moved on; ``result.not_done_reason``)."""
+
+    result: CancelResult
+
+
+@dataclass(frozen=True)
+class CancelFailed:
+    """The scheduler refused the cancel for good (or it never verified): the job may still hold its allocation."""
+
+    cause: str
+
+
+@dataclass(frozen=True)
 class HoldReleased:
     """The fail-open release succeeded: no hold of Lazarus's remains."""
 
@@ -246,5 +271,7 @@ Input = (
     | DrainFailed
     | Requeued
     | RequeueFailed
+    | Cancelled
+    | CancelFailed
     | HoldReleased
 )

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         Answered,
         AnswerRefused,
         AwaitAnswer,
+        Cancel,
         CheckMode,
         CheckProgress,
         Decide,
@@ -251,6 +252,8 @@ class JobRecoveryWorkflow:
             return await calls.isolate(effect)
         if isinstance(effect, Requeue):
             return await calls.requeue(effect)
+        if isinstance(effect, Cancel):
+            return await calls.cancel(effect)
         if isinstance(effect, ReleaseHold):
             return await calls.release(effect)
         raise TypeError(f"unknown effect {effect!r}")

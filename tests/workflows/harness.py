@@ -31,6 +31,8 @@ from lazarus.models.recovery import (
     ProgressView,
 )
 from lazarus.models.slurm import (
+    CancelRequest,
+    CancelResult,
     JobActionResult,
     JobState,
     NodeAction,
@@ -58,6 +60,8 @@ class FakeScheduler:
     cluster_mode: Mode | None = None  # the ledger's cluster-wide mode, read before acting
     mode_unreadable: bool = False
     mode_reads: int = 0
+    cancels: list[CancelRequest] = field(default_factory=list)
+    cancel_result: CancelResult | None = None  # what the stop's cancel reports, when not a verified cancel
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -93,6 +97,15 @@ class FakeScheduler:
             self.guarded_releases.append(req)
             return JobActionResult(job_id=req.job_id, changed=False, state=JobState.PENDING)
 
+        @activity.defn(name="slurm_cancel_attempt")
+        async def cancel(req: CancelRequest) -> CancelResult:
+            self.cancels.append(req)
+            if self.cancel_result is not None:
+                return self.cancel_result
+            return CancelResult(
+                job_id=req.job_id, attempt=req.expected_attempt, state=JobState.CANCELLED, cancelled=True
+            )
+
         @activity.defn(name="ledger_cluster_mode")
         async def mode(ledger_workflow_id: str) -> ClusterMode:
             self.mode_reads += 1
@@ -111,7 +124,7 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        return [restart, drain, release, release_guarded, mode, progress]  # the scheduler's, then telemetry's
+        return [restart, drain, release, release_guarded, cancel, mode, progress]  # the scheduler's, then telemetry's
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
