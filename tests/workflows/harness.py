@@ -31,8 +31,6 @@ from lazarus.models.recovery import (
     ProgressView,
 )
 from lazarus.models.slurm import (
-    CancelRequest,
-    CancelResult,
     JobActionResult,
     JobState,
     NodeAction,
@@ -42,6 +40,13 @@ from lazarus.models.slurm import (
     RestartResult,
 )
 from workflows.job_recovery import JobRecoveryWorkflow
+
+try:
+    from lazarus.models.slurm import CancelRequest, CancelResult
+except ImportError:  # scripts/record_histories.py --rev: an older revision's code, before the stop's cancel
+    CANCELS = False
+else:
+    CANCELS = True
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -97,15 +102,6 @@ class FakeScheduler:
             self.guarded_releases.append(req)
             return JobActionResult(job_id=req.job_id, changed=False, state=JobState.PENDING)
 
-        @activity.defn(name="slurm_cancel_attempt")
-        async def cancel(req: CancelRequest) -> CancelResult:
-            self.cancels.append(req)
-            if self.cancel_result is not None:
-                return self.cancel_result
-            return CancelResult(
-                job_id=req.job_id, attempt=req.expected_attempt, state=JobState.CANCELLED, cancelled=True
-            )
-
         @activity.defn(name="ledger_cluster_mode")
         async def mode(ledger_workflow_id: str) -> ClusterMode:
             self.mode_reads += 1
@@ -124,7 +120,22 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        return [restart, drain, release, release_guarded, cancel, mode, progress]  # the scheduler's, then telemetry's
+        scheduler = [restart, drain, release, release_guarded, *([self._cancel()] if CANCELS else []), mode]
+        return [*scheduler, progress]  # the scheduler's, then telemetry's
+
+    def _cancel(self):
+        """The stop's cancel: a verified cancel of the attempt asked for, unless ``cancel_result`` says otherwise."""
+
+        @activity.defn(name="slurm_cancel_attempt")
+        async def cancel(req: CancelRequest) -> CancelResult:
+            self.cancels.append(req)
+            if self.cancel_result is not None:
+                return self.cancel_result
+            return CancelResult(
+                job_id=req.job_id, attempt=req.expected_attempt, state=JobState.CANCELLED, cancelled=True
+            )
+
+        return cancel  # the scheduler's, then telemetry's
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:
