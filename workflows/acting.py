@@ -189,9 +189,29 @@ def answered(c: Change, outcome: Answered) -> None:
         _after_no_action(
             c, advice, f"advice {advice.generation} rejected by {answer.operator}; Lazarus leaves the job alone"
         )
+    elif advice.action == AdviceAction.STOP and (end := _end_of(advice.attempt, outcome.news)) is not None:
+        _ended_unanswered(c, advice, end)
     else:
         advice.status = AdviceStatus.SUPERSEDED
         c.set_state(RecoveryState.WATCHING, "advice superseded: the job moved on")
+
+
+def _end_of(attempt: int, news: tuple[AttemptStarted | AttemptEnded, ...]) -> AttemptEnded | None:
+    return next((e for e in news if isinstance(e, AttemptEnded) and e.attempt == attempt), None)
+
+
+def _ended_unanswered(c: Change, advice: Advice, end: AttemptEnded) -> None:
+    """Stop advice waited for approval to cancel the job, and the attempt ended first: nothing is left to cancel,
+    and the job is stopped (or, when it completed, watched until its end is applied)."""
+    attempt = c.attempt(advice.attempt)
+    advice.status = AdviceStatus.NOT_EXECUTED
+    advice.not_executed_reason = f"attempt {attempt.index} ended {end.state.value} before anyone approved it"
+    if end.state == JobState.COMPLETED and end.exit_code in (0, None):  # its end, applied next, completes the job
+        c.set_state(RecoveryState.WATCHING, f"advice {advice.generation} not executed: the job completed first")
+        return
+    attempt.end_state, attempt.ended_at, attempt.exit_code = end.state, attempt.ended_at or end.at, end.exit_code
+    decided = advice.reason.removesuffix(f"; {_CANCEL_WORDS[Mode.MONITOR]}")
+    _stop(c, attempt, f"{decided} ({advice.not_executed_reason}: nothing to cancel)")
 
 
 def expired(c: Change, _: DecisionExpired) -> None:
@@ -358,6 +378,7 @@ def _await(c: Change, advice: Advice, wake_on_act: bool = True) -> None:
             attempt=advice.attempt,
             timeout=c.s.policy.decision_timeout,
             wake_on_act=wake_on_act,
+            wake_on_end=advice.action == AdviceAction.STOP,
         )
     )
 

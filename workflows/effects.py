@@ -90,12 +90,15 @@ class CheckProgress:
 class AwaitAnswer:
     """Wait for an operator's answer to advice ``generation``, a mode switch to act, or a new attempt of
     the job (after ``attempt``), for at most ``timeout`` → Answered or DecisionExpired. ``wake_on_act`` False:
-    the job's act mode does not end the wait (the cluster-wide mode could not be read: only a person may)."""
+    the job's act mode does not end the wait (the cluster-wide mode could not be read: only a person may).
+    ``wake_on_end``: the end of ``attempt`` ends the wait too (a stop that would cancel it has nothing left
+    to ask about)."""
 
     generation: int
     attempt: int
     timeout: timedelta
     wake_on_act: bool = True
+    wake_on_end: bool = False
 
 
 @dataclass(frozen=True)

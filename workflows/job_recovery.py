@@ -269,7 +269,12 @@ class JobRecoveryWorkflow:
 
         try:
             await workflow.wait_condition(
-                lambda: self._answer is not None or switched_to_act() or self._superseded(effect.attempt),
+                lambda: (
+                    self._answer is not None
+                    or switched_to_act()
+                    or self._superseded(effect.attempt)
+                    or (effect.wake_on_end and self._ended(effect.attempt))
+                ),
                 timeout=effect.timeout,
                 timeout_summary=f"decision watchdog (advice {effect.generation})",
             )
@@ -283,6 +288,9 @@ class JobRecoveryWorkflow:
 
     def _superseded(self, attempt: int) -> bool:
         return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)
+
+    def _ended(self, attempt: int) -> bool:
+        return any(isinstance(e, AttemptEnded) and e.attempt == attempt for e in self._events)
 
 
 def _immediate(effect: Effect) -> bool:

@@ -30,7 +30,7 @@ TRANSITIONS: dict[S, dict[S, str]] = {
     S.AWAITING_APPROVAL: {
         S.ACTING: "approved (update or signal), or mode switched to act",
         S.WATCHING: "rejected or expired (fail-open) while the job runs, or superseded by a new attempt",
-        S.STOPPED: "rejected or expired after the job ended",
+        S.STOPPED: "rejected or expired after the job ended; or stop advice whose job ended before an answer",
     },
     S.ACTING: {
         S.VERIFYING: "requeue verified (held, excluded, released)",

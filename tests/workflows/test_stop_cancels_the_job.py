@@ -77,6 +77,17 @@ async def test_stop_advice_nobody_approves_expires_and_cancels_nothing(ts_env):
     assert run.fake.cancels == [] and status.advice.status == AdviceStatus.EXPIRED
 
 
+async def test_stop_advice_ends_without_waiting_out_its_deadline_when_the_job_ends_first(ts_env):
+    async with Running(ts_env.client, job_input(Mode.MONITOR, **HUNG_AT_THE_CAP)) as run:
+        await hung(ts_env, run)
+        await wait_state(ts_env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        await send(run.handle, ended(0, JobState.FAILED, 1))
+        await wait_state(ts_env, run.handle, RecoveryState.STOPPED)
+        status = await run.handle.query(JobRecoveryWorkflow.status)
+    assert run.fake.cancels == [] and "nothing to cancel" in status.stop_reason
+    assert status.advice.status == AdviceStatus.NOT_EXECUTED
+
+
 async def test_keep_running_records_the_stop_and_never_cancels(ts_env):
     inp = job_input(Mode.ACT, on_stop=OnStop.KEEP_RUNNING, **HUNG_AT_THE_CAP)
     async with Running(ts_env.client, inp) as run:

@@ -138,6 +138,28 @@ def test_a_rejected_stop_leaves_the_job_running_and_its_end_then_stops():
     assert state.state == S.STOPPED and "rejected" in state.stop_reason
 
 
+def test_stop_advice_whose_attempt_ends_before_an_answer_stops_with_nothing_to_cancel():
+    state, effects = stopping(Mode.MONITOR)
+    assert effects[-1].wake_on_end  # the end of the attempt ends the wait: nothing is left to ask about
+    state, effects = feed(state, Answered(None, news=(ended(0),)))
+    assert state.state == S.STOPPED and not [e for e in effects if isinstance(e, Cancel)]
+    advice = state.advice_history[0]
+    assert (
+        advice.status == AdviceStatus.NOT_EXECUTED
+        and "ended FAILED before anyone approved" in advice.not_executed_reason
+    )
+    assert "nothing to cancel" in state.stop_reason and "approving it cancels" not in state.stop_reason
+
+
+def test_stop_advice_whose_attempt_completes_before_an_answer_lets_the_job_complete():
+    state, _ = stopping(Mode.MONITOR)
+    news = (ended(0, JobState.COMPLETED, 0),)
+    state, _ = feed(state, Answered(None, news=news))
+    assert state.state == S.WATCHING and state.advice_history[0].status == AdviceStatus.NOT_EXECUTED
+    state, _ = feed(state, *news)  # the workflow applies what it heard meanwhile
+    assert state.state == S.COMPLETED
+
+
 def test_act_mode_reads_the_kill_switch_before_cancelling():
     inp = job_input(Mode.ACT).model_copy(update={"ledger_workflow_id": "lazarus-test-ledger"})
     state, effects = feed(inp, started(0), app_error())
