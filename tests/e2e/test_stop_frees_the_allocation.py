@@ -52,6 +52,29 @@ async def test_a_hung_job_at_its_attempt_cap_is_cancelled_and_slurm_shows_it_gon
         e2e.cluster.run("scancel", str(job), check=False)
 
 
+async def test_in_monitor_mode_the_job_is_cancelled_only_once_the_stop_is_approved(e2e, job_dir):
+    job = submit_training(
+        e2e.cluster,
+        job_dir,
+        comment={"lazarus": {"policy": POLICY, "max_attempts": 1, "mode": "monitor"}},
+        steps=200,
+        fault="hang",
+        fault_step=4,
+        fault_attempts="all",
+    )
+    try:
+        waiting = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL, RecoveryState.STOPPED, timeout=120)
+        assert waiting.state == RecoveryState.AWAITING_APPROVAL, waiting.stop_reason
+        assert "approving it cancels the job" in waiting.advice.reason
+        assert queued(e2e.cluster, job) == "RUNNING"  # nothing happens before a person says so
+        lazarus_cli(e2e, "advice", "approve", str(job), "--generation", str(waiting.advice.generation))
+        status = await wait_state(e2e, job, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=60)
+        assert status.state == RecoveryState.STOPPED and "Lazarus cancelled it" in status.stop_reason
+        assert queued(e2e.cluster, job) == "" and accounted(e2e.cluster, job).startswith("CANCELLED")
+    finally:
+        e2e.cluster.run("scancel", str(job), check=False)
+
+
 async def test_keep_running_leaves_a_stopped_job_running(e2e, job_dir):
     job = submit_training(
         e2e.cluster,
