@@ -23,6 +23,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from lazarus.models.slurm import (
+    CancelRequest,
+    CancelResult,
     JobActionResult,
     NodeAction,
     NodeActionResult,
@@ -72,6 +74,7 @@ class SlurmActivities:
         return [
             self.list_nodes,
             self.restart_excluding,
+            self.cancel_attempt,
             self.release_job,
             self.release_lazarus_hold,
             self.drain_nodes,
@@ -88,6 +91,12 @@ class SlurmActivities:
     async def restart_excluding(self, request: RestartRequest) -> RestartResult:
         """Requeue-hold, exclude, release, verify; heartbeats while it waits for Slurm."""
         return await self.client.restart_excluding(request, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_cancel_attempt")
+    @_translated
+    async def cancel_attempt(self, request: CancelRequest) -> CancelResult:
+        """Stop means stop: cancel the attempt a stop was decided for while it holds its allocation; verified."""
+        return await self.client.cancel_attempt(request, heartbeat=_heartbeat)
 
     @activity.defn(name="slurm_release_job")
     @_translated

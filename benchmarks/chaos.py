@@ -18,7 +18,7 @@ started if needed, stopped at the end unless ``--keep-stack``): Slurm with 4 nod
   drained without corroboration; no node outside a job's allocation touched; no approval lost.
 
 Exit status: 0 when every invariant holds, 1 when one fails, 2 when the soak itself could not run. The last line
-is the verdict, e.g. ``VERDICT: PASS (7/7 invariants, 142 jobs, 23 faults)``.
+is the verdict, e.g. ``VERDICT: PASS (8/8 invariants, 142 jobs, 23 faults)``.
 """
 
 from __future__ import annotations

@@ -167,7 +167,8 @@ def _sections() -> list[tuple[str, str, list[Row]]]:
             (policy_model.__doc__ or "").strip() + " A policy named `default` is required; giving "
             "`policies` replaces the built-in set, so include `default` in it. A job may name `default` or "
             "a policy marked `selectable`, and its comment may only tighten that policy (shorter "
-            "`hang_budget` and `startup_grace`, fewer attempts, monitor mode).",
+            "`hang_budget` and `startup_grace`, fewer attempts, monitor mode, `on_stop: cancel`: a stopped job "
+            "gives its allocation back).",
             _rows(policy_model, ["policies", "<name>"]),
         )
     )

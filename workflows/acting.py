@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import Implication
-from lazarus.models.policy import Mode
+from lazarus.models.policy import Mode, OnStop
 from lazarus.models.recovery import (
     Advice,
     AdviceAction,
@@ -32,12 +32,15 @@ from lazarus.models.recovery import (
     RecoveryState,
     Rejection,
 )
-from lazarus.models.slurm import JobState, NodeAction, RestartRequest, RestartResult
+from lazarus.models.slurm import CancelRequest, JobState, NodeAction, RestartRequest, RestartResult
 from workflows.change import Change
 from workflows.decision import decide_advice
 from workflows.effects import (
     Answered,
     AwaitAnswer,
+    Cancel,
+    CancelFailed,
+    Cancelled,
     CheckMode,
     Decide,
     DecisionExpired,
@@ -52,6 +55,7 @@ from workflows.effects import (
     SearchAttributes,
     Warn,
 )
+from workflows.patches import STOP_CANCELS
 
 
 def decide(c: Change, incident: Decide) -> None:
@@ -69,13 +73,14 @@ def decide(c: Change, incident: Decide) -> None:
     )
     c.s.generation += 1
     diag = anomaly.diagnosis
+    cancels = decision.action == AdviceAction.STOP and _stop_cancels(c, attempt, incident)
     advice = Advice(
         generation=c.s.generation,
         attempt=attempt.index,
         action=decision.action,
         exclude_nodes=decision.exclude_nodes,
         drain_nodes=decision.drain_nodes,
-        reason=decision.reason,
+        reason=f"{decision.reason}; {_CANCEL_WORDS[c.mode]}" if cancels else decision.reason,
         category=diag.category,
         signature=diag.signature,
         evidence=[f"{e.file}:{e.line_no}: {e.text}" for e in diag.evidence[:5]],
@@ -88,11 +93,13 @@ def decide(c: Change, incident: Decide) -> None:
     if decision.action == AdviceAction.NONE:
         advice.status, advice.decided_by, advice.decided_at = AdviceStatus.EXECUTED, "lazarus", c.now
         c.set_state(RecoveryState.WATCHING, f"advice only: {decision.reason}")
-    elif decision.action == AdviceAction.STOP:
+    elif decision.action == AdviceAction.STOP and not cancels:
         advice.status, advice.decided_by, advice.decided_at = AdviceStatus.EXECUTED, "lazarus", c.now
-        attempt.outcome = f"stopped: {advice.reason}"
-        c.s.stop_reason = advice.reason
-        c.set_state(RecoveryState.STOPPED, f"stopped: {advice.reason}")
+        kept = STOP_CANCELS not in incident.unpatched and attempt.ended_at is None
+        reason = f"{advice.reason}; {_KEPT_RUNNING}" if kept else advice.reason
+        attempt.outcome = f"stopped: {reason}"
+        c.s.stop_reason = reason
+        c.set_state(RecoveryState.STOPPED, f"stopped: {reason}")
     elif c.mode == Mode.MONITOR:
         _await(c, advice)
     elif c.s.ledger_workflow_id and not c.s.job_mode_by_operator:
@@ -100,7 +107,22 @@ def decide(c: Change, incident: Decide) -> None:
         # act for this job, made after any kill switch reached it, stands)
         c.emit(CheckMode(ledger_workflow_id=c.s.ledger_workflow_id, task_queue=c.s.scheduler_queue))
     else:
-        _restart(c, attempt, advice)
+        _act(c, attempt, advice)
+
+
+# What a stop that cancels says it will do, by the mode it was decided in.
+_CANCEL_WORDS = {
+    Mode.ACT: "Lazarus cancels the job, which still holds its allocation",
+    Mode.MONITOR: "approving it cancels the job, which still holds its allocation",
+}
+_KEPT_RUNNING = "the job keeps running and holds its allocation (policy on_stop: keep_running)"
+
+
+def _stop_cancels(c: Change, attempt: Attempt, incident: Decide) -> bool:
+    """Stop means stop: a stop for an attempt that has not ended cancels the job, unless the policy keeps it
+    running (``on_stop: keep_running``) or the run predates the rule (:data:`workflows.patches.STOP_CANCELS`).
+    Whether it still runs is for the activity's fresh read to say; an attempt known to have ended needs nothing."""
+    return STOP_CANCELS not in incident.unpatched and attempt.ended_at is None and c.s.policy.on_stop == OnStop.CANCEL
 
 
 def mode_checked(c: Change, checked: ModeChecked) -> None:
@@ -108,7 +130,7 @@ def mode_checked(c: Change, checked: ModeChecked) -> None:
     then the advice waits for a person, as in monitor mode."""
     advice = _advice(c)
     if not checked.read or (checked.error is None and checked.mode != Mode.MONITOR):
-        _restart(c, c.attempt(advice.attempt), advice)
+        _act(c, c.attempt(advice.attempt), advice)
         return
     if checked.error is not None:
         advice.monitor_reason = (
@@ -155,10 +177,11 @@ def answered(c: Change, outcome: Answered) -> None:
         advice.decided_at, advice.comment = c.now, answer.comment if answer else None
         reason = stale_reason(c.s, advice, outcome.news)
         if reason is None:
-            _restart(c, c.attempt(advice.attempt), advice)
+            _act(c, c.attempt(advice.attempt), advice)
             return
         advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, reason
-        c.attempt(advice.attempt).outcome = f"not restarted: {reason}"
+        not_done = "not cancelled" if advice.action == AdviceAction.STOP else "not restarted"
+        c.attempt(advice.attempt).outcome = f"{not_done}: {reason}"
         c.set_state(RecoveryState.WATCHING, f"advice {advice.generation} not executed: {reason}")
     elif isinstance(answer, Rejection):
         advice.status, advice.decided_by = AdviceStatus.REJECTED, answer.operator
@@ -166,9 +189,29 @@ def answered(c: Change, outcome: Answered) -> None:
         _after_no_action(
             c, advice, f"advice {advice.generation} rejected by {answer.operator}; Lazarus leaves the job alone"
         )
+    elif advice.action == AdviceAction.STOP and (end := _end_of(advice.attempt, outcome.news)) is not None:
+        _ended_unanswered(c, advice, end)
     else:
         advice.status = AdviceStatus.SUPERSEDED
         c.set_state(RecoveryState.WATCHING, "advice superseded: the job moved on")
+
+
+def _end_of(attempt: int, news: tuple[AttemptStarted | AttemptEnded, ...]) -> AttemptEnded | None:
+    return next((e for e in news if isinstance(e, AttemptEnded) and e.attempt == attempt), None)
+
+
+def _ended_unanswered(c: Change, advice: Advice, end: AttemptEnded) -> None:
+    """Stop advice waited for approval to cancel the job, and the attempt ended first: nothing is left to cancel,
+    and the job is stopped (or, when it completed, watched until its end is applied)."""
+    attempt = c.attempt(advice.attempt)
+    advice.status = AdviceStatus.NOT_EXECUTED
+    advice.not_executed_reason = f"attempt {attempt.index} ended {end.state.value} before anyone approved it"
+    if end.state == JobState.COMPLETED and end.exit_code in (0, None):  # its end, applied next, completes the job
+        c.set_state(RecoveryState.WATCHING, f"advice {advice.generation} not executed: the job completed first")
+        return
+    attempt.end_state, attempt.ended_at, attempt.exit_code = end.state, attempt.ended_at or end.at, end.exit_code
+    decided = advice.reason.removesuffix(f"; {_CANCEL_WORDS[Mode.MONITOR]}")
+    _stop(c, attempt, f"{decided} ({advice.not_executed_reason}: nothing to cancel)")
 
 
 def expired(c: Change, _: DecisionExpired) -> None:
@@ -255,6 +298,51 @@ def requeue_failed(c: Change, outcome: RequeueFailed) -> None:
     c.set_state(RecoveryState.FAILED, c.s.stop_reason)
 
 
+def cancelled(c: Change, outcome: Cancelled) -> None:
+    """The stop's cancel ran. Cancelled (or found cancelled): the job is stopped and its allocation free. Left
+    alone because the attempt had ended on its own: stopped all the same (completed: completed). Left alone
+    because the job moved on to another attempt: the advice was not executed, and Lazarus watches the new one."""
+    advice, result = _advice(c), outcome.result
+    attempt = c.attempt(advice.attempt)
+    if result.cancelled or result.already_done:
+        advice.status = AdviceStatus.EXECUTED
+        how = "Lazarus cancelled it" if result.cancelled else "it was already cancelled when Lazarus acted"
+        attempt.end_state, attempt.ended_at = attempt.end_state or result.state, attempt.ended_at or c.now
+        _stop(c, attempt, f"{advice.reason} ({how}, verified: attempt {attempt.index} left RUNNING/PENDING)")
+        return
+    reason = result.not_done_reason or f"job shows {result.state.value} at attempt {result.attempt}"
+    if result.attempt != advice.attempt:
+        advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, reason
+        attempt.outcome = f"not cancelled: {reason}"
+        c.set_state(RecoveryState.WATCHING, f"advice {advice.generation} not executed: {reason}")
+        return
+    attempt.end_state, attempt.ended_at = attempt.end_state or result.state, attempt.ended_at or c.now
+    attempt.exit_code = attempt.exit_code if attempt.exit_code is not None else result.exit_code
+    if result.state == JobState.COMPLETED and result.exit_code in (0, None):
+        advice.status, advice.not_executed_reason = AdviceStatus.NOT_EXECUTED, "job completed before the action"
+        attempt.outcome = "completed successfully"
+        c.set_state(RecoveryState.COMPLETED, f"advice {advice.generation} not executed: job completed first")
+        return
+    advice.status = AdviceStatus.EXECUTED  # stopped; there was nothing left to cancel
+    _stop(c, attempt, f"{advice.reason} ({reason})")
+
+
+def cancel_failed(c: Change, outcome: CancelFailed) -> None:
+    """The scheduler refused the cancel for good: say so loudly, the job may still hold its allocation."""
+    advice = _advice(c)
+    advice.status = AdviceStatus.FAILED
+    c.s.stop_reason = f"{advice.reason}; cancelling the job failed ({outcome.cause}): it may still hold its allocation"
+    c.attempt(advice.attempt).outcome = c.s.stop_reason
+    c.emit(Warn(f"job {c.s.job_id}: {c.s.stop_reason}"))
+    c.set_state(RecoveryState.FAILED, c.s.stop_reason)
+
+
+def _stop(c: Change, attempt: Attempt, reason: str) -> None:
+    attempt.outcome = f"stopped: {reason}"
+    c.s.stop_reason = reason
+    c.set_state(RecoveryState.STOPPED, f"stopped: {reason}")
+
+
 def hold_released(c: Change, _: HoldReleased) -> None:
     c.s.lazarus_hold = False
 
@@ -290,6 +378,7 @@ def _await(c: Change, advice: Advice, wake_on_act: bool = True) -> None:
             attempt=advice.attempt,
             timeout=c.s.policy.decision_timeout,
             wake_on_act=wake_on_act,
+            wake_on_end=advice.action == AdviceAction.STOP,
         )
     )
 
@@ -302,6 +391,28 @@ def _after_no_action(c: Change, advice: Advice, reason: str) -> None:
         c.set_state(RecoveryState.STOPPED, reason)
     else:
         c.set_state(RecoveryState.WATCHING, reason)
+
+
+def _act(c: Change, attempt: Attempt, advice: Advice) -> None:
+    """Carry out advice decided in act mode, or approved: cancel for a stop, else isolate and restart."""
+    if advice.action == AdviceAction.STOP:
+        _cancel(c, attempt, advice)
+    else:
+        _restart(c, attempt, advice)
+
+
+def _cancel(c: Change, attempt: Attempt, advice: Advice) -> None:
+    """Stop means stop: cancel the attempt (the activity reads it again first: an ended or moved-on job is left
+    alone), so its allocation goes back to the cluster."""
+    c.set_state(RecoveryState.ACTING, f"acting on advice {advice.generation}: {advice.reason}")
+    if advice.decided_by is None:
+        advice.decided_by, advice.decided_at = "lazarus (act mode)", c.now
+    c.emit(
+        Cancel(
+            request=CancelRequest(job_id=c.s.job_id, expected_attempt=attempt.index, reason=advice.reason),
+            task_queue=c.s.scheduler_queue,
+        )
+    )
 
 
 def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:

@@ -21,8 +21,11 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.ledger import ClusterMode
     from lazarus.models.notify import NotifyResult
     from lazarus.models.recovery import ProgressView
-    from lazarus.models.slurm import JobActionResult, NodeActionResult, ReleaseRequest, RestartResult
+    from lazarus.models.slurm import CancelResult, JobActionResult, NodeActionResult, ReleaseRequest, RestartResult
     from workflows.effects import (
+        Cancel,
+        CancelFailed,
+        Cancelled,
         CheckMode,
         CheckProgress,
         DrainFailed,
@@ -37,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
         Requeued,
         RequeueFailed,
     )
-    from workflows.options import LEDGER_READ, NOTIFY, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
+    from workflows.options import LEDGER_READ, NOTIFY, SLURM_CANCEL, SLURM_RESTART, SLURM_WRITE, TELEMETRY_READ
 
 # Approved advice is checked against what telemetry reported while the workflow waited.
 FRESH_STATE_PATCH = "act-on-fresh-state"
@@ -169,6 +172,24 @@ async def requeue(effect: Requeue) -> Input:
     except ActivityError as exc:
         return RequeueFailed(cause=str(exc.cause or exc))
     return Requeued(result=result)
+
+
+async def cancel(effect: Cancel) -> Input:
+    """Stop means stop: cancel the attempt the stop was decided for (the activity reads fresh state first and
+    leaves an ended or moved-on job alone). The reason goes with the request, into the job's history."""
+    request = effect.request
+    try:
+        result = await run_activity(
+            "slurm_cancel_attempt",
+            request,
+            result_type=CancelResult,
+            task_queue=effect.task_queue,
+            summary=f"stop: cancel job {request.job_id} attempt {request.expected_attempt} ({request.reason})"[:200],
+            preset=SLURM_CANCEL,
+        )
+    except ActivityError as exc:
+        return CancelFailed(cause=str(exc.cause or exc))
+    return Cancelled(result=result)
 
 
 async def release(effect: ReleaseHold) -> Input | None:

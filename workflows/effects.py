@@ -35,7 +35,7 @@ from lazarus.models.recovery import (
     Rejection,
     TelemetryNote,
 )
-from lazarus.models.slurm import NodeAction, RestartRequest, RestartResult
+from lazarus.models.slurm import CancelRequest, CancelResult, NodeAction, RestartRequest, RestartResult
 
 # ---- effects ------------------------------------------------------------------------------------
 
@@ -91,12 +91,15 @@ class CheckProgress:
 class AwaitAnswer:
     """Wait for an operator's answer to advice ``generation``, a mode switch to act, or a new attempt of
     the job (after ``attempt``), for at most ``timeout`` → Answered or DecisionExpired. ``wake_on_act`` False:
-    the job's act mode does not end the wait (the cluster-wide mode could not be read: only a person may)."""
+    the job's act mode does not end the wait (the cluster-wide mode could not be read: only a person may).
+    ``wake_on_end``: the end of ``attempt`` ends the wait too (a stop that would cancel it has nothing left
+    to ask about)."""
 
     generation: int
     attempt: int
     timeout: timedelta
     wake_on_act: bool = True
+    wake_on_end: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,15 @@ class Requeue:
 
 
 @dataclass(frozen=True)
+class Cancel:
+    """Stop means stop: cancel the attempt the stop was decided for, if fresh state shows it still holds its
+    allocation, and verify it left RUNNING/PENDING → Cancelled or CancelFailed."""
+
+    request: CancelRequest
+    task_queue: str
+
+
+@dataclass(frozen=True)
 class ReleaseHold:
     """Fail-open: release the job, which a restart of Lazarus's may have left held → HoldReleased. Only a hold
     of Lazarus's kind on ``attempt`` (the attempt the restart replaced) or on the next one is released."""
@@ -157,6 +169,7 @@ Effect = (
     | CheckMode
     | Isolate
     | Requeue
+    | Cancel
     | ReleaseHold
     | Notify
 )
@@ -236,6 +249,21 @@ class RequeueFailed:
 
 
 @dataclass(frozen=True)
+class Cancelled:
+    """The stop's cancel ran: cancelled and verified, found already cancelled, or left alone (the attempt had
+    ended on its own, or the job had moved on; ``result.not_done_reason``)."""
+
+    result: CancelResult
+
+
+@dataclass(frozen=True)
+class CancelFailed:
+    """The scheduler refused the cancel for good (or it never verified): the job may still hold its allocation."""
+
+    cause: str
+
+
+@dataclass(frozen=True)
 class HoldReleased:
     """The fail-open release succeeded: no hold of Lazarus's remains."""
 
@@ -257,5 +285,7 @@ Input = (
     | DrainFailed
     | Requeued
     | RequeueFailed
+    | Cancelled
+    | CancelFailed
     | HoldReleased
 )

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         Answered,
         AnswerRefused,
         AwaitAnswer,
+        Cancel,
         CheckMode,
         CheckProgress,
         Decide,
@@ -260,6 +261,8 @@ class JobRecoveryWorkflow:
             return await calls.isolate(effect)
         if isinstance(effect, Requeue):
             return await calls.requeue(effect)
+        if isinstance(effect, Cancel):
+            return await calls.cancel(effect)
         if isinstance(effect, ReleaseHold):
             return await calls.release(effect)
         raise TypeError(f"unknown effect {effect!r}")
@@ -275,7 +278,12 @@ class JobRecoveryWorkflow:
 
         try:
             await workflow.wait_condition(
-                lambda: self._answer is not None or switched_to_act() or self._superseded(effect.attempt),
+                lambda: (
+                    self._answer is not None
+                    or switched_to_act()
+                    or self._superseded(effect.attempt)
+                    or (effect.wake_on_end and self._ended(effect.attempt))
+                ),
                 timeout=effect.timeout,
                 timeout_summary=f"decision watchdog (advice {effect.generation})",
             )
@@ -289,6 +297,9 @@ class JobRecoveryWorkflow:
 
     def _superseded(self, attempt: int) -> bool:
         return any(isinstance(e, AttemptStarted) and e.attempt > attempt for e in self._events)
+
+    def _ended(self, attempt: int) -> bool:
+        return any(isinstance(e, AttemptEnded) and e.attempt == attempt for e in self._events)
 
 
 def _immediate(effect: Effect) -> bool:

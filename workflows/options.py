@@ -88,6 +88,14 @@ SLURM_RESTART = workflow.ActivityConfig(
     retry_policy=WRITE_RETRY,
 )
 
+# The stop's cancel (settle, scancel, verify the job left RUNNING/PENDING) heartbeats after every command and
+# poll, like the restart; it has time for its two verification waits.
+SLURM_CANCEL = workflow.ActivityConfig(
+    start_to_close_timeout=timedelta(minutes=3),
+    heartbeat_timeout=SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS + timedelta(seconds=15),
+    retry_policy=WRITE_RETRY,
+)
+
 # The cluster-wide mode (kill switch) read right before acting: quick, or unknown. Bounded from scheduling, so
 # a scheduler worker that is down makes the mode unknown (then the advice waits for a person) within 30 s.
 LEDGER_READ = workflow.ActivityConfig(
@@ -118,6 +126,7 @@ PRESETS = {
     "SLURM_READ": SLURM_READ,
     "SLURM_WRITE": SLURM_WRITE,
     "SLURM_RESTART": SLURM_RESTART,
+    "SLURM_CANCEL": SLURM_CANCEL,
     "LEDGER_READ": LEDGER_READ,
     "NOTIFY": NOTIFY,
 }

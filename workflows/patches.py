@@ -18,4 +18,9 @@ BOUND_TO_ALLOCATION = "decision-bound-to-allocation"
 """The decision excludes and drains only nodes of the attempt's allocation. Before it, a decision took the
 implicated nodes of the allocation, or every implicated node when none (or no allocation) was known."""
 
-DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION,)
+STOP_CANCELS = "stop-cancels-the-job"
+"""Stop means stop: a stop decision for an attempt that still runs cancels the job (act mode at once, monitor
+mode once approved; ``Policy.on_stop`` may keep it running). Before it, a stop only marked the workflow
+stopped and the job held its allocation until it ended on its own."""
+
+DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS)

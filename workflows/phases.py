@@ -21,21 +21,23 @@ TRANSITIONS: dict[S, dict[S, str]] = {
         S.IGNORED: "invalid opt-in comment",
     },
     S.SUSPECTED: {
-        S.AWAITING_APPROVAL: "monitor mode, restart advice; or act mode with the kill switch thrown or unreadable",
-        S.ACTING: "act mode, restart advice",
-        S.STOPPED: "stop advice (application error, retry limits)",
+        S.AWAITING_APPROVAL: "monitor mode, restart advice or a stop that cancels; or act mode with the kill switch "
+        "thrown or unreadable",
+        S.ACTING: "act mode, restart advice or a stop that cancels (the job still holds its allocation)",
+        S.STOPPED: "stop advice for an attempt that ended, or policy on_stop: keep_running",
         S.WATCHING: "advice only (straggler)",
     },
     S.AWAITING_APPROVAL: {
         S.ACTING: "approved (update or signal), or mode switched to act",
         S.WATCHING: "rejected or expired (fail-open) while the job runs, or superseded by a new attempt",
-        S.STOPPED: "rejected or expired after the job ended",
+        S.STOPPED: "rejected or expired after the job ended; or stop advice whose job ended before an answer",
     },
     S.ACTING: {
         S.VERIFYING: "requeue verified (held, excluded, released)",
-        S.FAILED: "scheduler refused (job released: fail-open)",
-        S.COMPLETED: "the restart's fresh read found the job completed: left alone",
-        S.STOPPED: "the restart's fresh read found the job cancelled: left alone",
+        S.FAILED: "scheduler refused the restart (job released: fail-open) or the stop's cancel",
+        S.COMPLETED: "the fresh read found the job completed: left alone",
+        S.STOPPED: "the stop's cancel verified; or the fresh read found the job cancelled or ended: left alone",
+        S.WATCHING: "the stop's fresh read found the job on another attempt: left alone",
     },
     S.VERIFYING: {
         S.WATCHING: "next attempt started",

@@ -51,6 +51,8 @@ from workflows.decision import hang_diagnosis, scheduler_diagnosis
 from workflows.effects import (
     Answered,
     AnswerRefused,
+    CancelFailed,
+    Cancelled,
     CheckProgress,
     Decide,
     DecisionExpired,
@@ -385,5 +387,7 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     DrainFailed: acting.drain_failed,
     Requeued: acting.requeued,
     RequeueFailed: acting.requeue_failed,
+    Cancelled: acting.cancelled,
+    CancelFailed: acting.cancel_failed,
     HoldReleased: acting.hold_released,
 }

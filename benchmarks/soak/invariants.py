@@ -202,6 +202,25 @@ def _advice_words(advices: list[Advice]) -> str:
     return f"advice {a.generation} {a.action.value} ({a.status.value}, by {a.decided_by}): {a.reason}"
 
 
+def no_stopped_job_keeps_its_allocation(data: SoakData) -> InvariantResult:
+    """Stop means stop: a job whose stop advice Lazarus carried out gave its allocation back; the soak never had
+    to cancel it at the end (the soak's policies keep the default ``on_stop: cancel``)."""
+    r = InvariantResult(name="no stopped job keeps its allocation", checked=0)
+    for f in data.jobs:
+        stops = [
+            a
+            for a in (f.status.advice_history if f.status else [])
+            if a.action == AdviceAction.STOP and a.status == AdviceStatus.EXECUTED
+        ]
+        r.checked += bool(stops)
+        if stops and f.plan.cancelled_by_soak:
+            r.violations.append(
+                f"job {f.plan.job_id}: stopped by advice {stops[-1].generation} ({stops[-1].reason}), "
+                "but still running when the soak ended"
+            )
+    return r
+
+
 def no_node_drained_without_corroboration(data: SoakData) -> InvariantResult:
     """Every drain Lazarus made cites evidence from outside the job (see the module docstring)."""
     drains = [d for d in _all_drains(data) if _by_lazarus(d)]
@@ -349,6 +368,7 @@ CHECKS = (
     no_attempt_requeued_twice,
     no_job_held_past_its_deadline,
     no_healthy_job_restarted_or_stopped,
+    no_stopped_job_keeps_its_allocation,
     no_node_drained_without_corroboration,
     no_node_outside_the_allocation_touched,
     no_approval_lost,

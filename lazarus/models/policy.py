@@ -15,6 +15,20 @@ class Mode(StrEnum):
     ACT = "act"  # execute advice at once
 
 
+class OnStop(StrEnum):
+    """What a *stop* decision does to a job that still holds its allocation (its ranks blocked on a dead peer,
+    or hung)."""
+
+    CANCEL = "cancel"  # cancel it through the Slurm adapter, verified: the allocation goes back to the cluster
+    KEEP_RUNNING = "keep_running"  # leave it running: its owner (or its time limit) ends it
+
+    @property
+    def rank(self) -> int:
+        """How tight the choice is: a job comment may raise it, never lower it. Cancelling gives the
+        allocation back, so it is the tighter choice (the same direction as a shorter hang budget)."""
+        return 1 if self is OnStop.CANCEL else 0
+
+
 class HangPhase(StrEnum):
     """What a running attempt is doing, as far as the hang budget cares."""
 
@@ -73,6 +87,12 @@ class Policy(BaseModel):
         "advice waits for approval even in act mode (0 acts on every diagnosis; see the reliability table in "
         "docs/benchmarks.md)",
     )
+    on_stop: OnStop = Field(
+        OnStop.CANCEL,
+        description="when the decision is stop and the job still holds its allocation: cancel it (verified, "
+        "in act mode at once, in monitor mode once the stop advice is approved) or keep_running (Lazarus only "
+        "records the stop); a job comment may ask for cancel, never for keep_running",
+    )
     act_on_stragglers: bool = Field(False, description="restart excluding a straggler node (otherwise advice only)")
     mode: Mode | None = Field(None, description="override of the cluster mode for jobs using this policy")
     selectable: bool = Field(
@@ -115,4 +135,6 @@ class Policy(BaseModel):
 
 
 # Fields a job may override in its comment; an override may only tighten the operator's policy.
-JOB_OVERRIDABLE = frozenset({"hang_budget", "startup_grace", "max_attempts_without_checkpoint", "max_attempts"})
+JOB_OVERRIDABLE = frozenset(
+    {"hang_budget", "startup_grace", "max_attempts_without_checkpoint", "max_attempts", "on_stop"}
+)

@@ -192,6 +192,38 @@ class ReleaseRequest(BaseModel):
     attempt: int = Field(ge=0, description="the attempt the restart replaced")
 
 
+class CancelRequest(BaseModel):
+    """Cancel the job because Lazarus decided to stop it, but only the attempt that decision was about."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    expected_attempt: int = Field(ge=0, description="the attempt the stop was decided for; any other is left alone")
+    reason: str = Field("", description="why Lazarus stops the job (the stop advice's reason), for the record")
+
+
+class CancelResult(BaseModel):
+    """What the stop's cancel found and did, as a fresh read shows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    attempt: int = Field(description="the attempt Slurm shows (its restart count)")
+    state: JobState = Field(description="the job's state after the action (before it, when nothing was done)")
+    cancelled: bool = Field(False, description="this call ran scancel and saw the job leave RUNNING/PENDING")
+    already_done: bool = Field(
+        False,
+        description="the attempt was already cancelled when the action read it (by a previous try of this "
+        "action, or by someone else): the allocation is free",
+    )
+    not_done_reason: str | None = Field(
+        None,
+        description="set when nothing was cancelled because the fresh read showed the attempt had ended on its "
+        "own or the job had moved on to another attempt",
+    )
+    exit_code: int | None = Field(None, description="the attempt's exit status, when it had ended on its own")
+
+
 class JobActionResult(BaseModel):
     """Outcome of a single-job action (cancel, release), verified by a fresh read."""
 

@@ -4,7 +4,7 @@ Reads (from :class:`lazarus.slurm.reads.SlurmReader`) return the models of
 :mod:`lazarus.models.slurm`. Every action follows the same discipline, so a
 retry after a crash at any point is safe: read fresh state, act only if still
 needed, then read again until the intended result shows (or raise a
-retryable :class:`VerificationError`). The restart, node and submission
+retryable :class:`VerificationError`). The restart, cancel, node and submission
 actions live in their own modules, which see only the reader; this class
 composes them and is their entry point.
 """
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from lazarus.config import SchedulerSettings
 from lazarus.models.slurm import (
+    CancelRequest,
+    CancelResult,
     CommentResult,
     JobActionResult,
     NodeAction,
@@ -23,7 +25,7 @@ from lazarus.models.slurm import (
     SubmitRequest,
     SubmitResult,
 )
-from lazarus.slurm import node_actions, restart, submission
+from lazarus.slurm import cancel, node_actions, restart, submission
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.transport import LocalTransport, Transport
 from lazarus.slurm.waiting import Heartbeat, no_heartbeat, wait_for
@@ -84,6 +86,11 @@ class SlurmClient(SlurmReader):
             heartbeat=heartbeat,
         )
         return JobActionResult(job_id=after.job_id, changed=True, state=after.state, held=after.held)
+
+    async def cancel_attempt(self, request: CancelRequest, heartbeat: Heartbeat = no_heartbeat) -> CancelResult:
+        """Stop means stop: cancel the attempt a stop was decided for, if it still holds its allocation (fresh
+        read first, verified after); see :mod:`.cancel`."""
+        return await cancel.cancel_attempt(self, request, heartbeat)
 
     async def release(self, job_id: int, heartbeat: Heartbeat = no_heartbeat) -> JobActionResult:
         """Release a held job (fail-open path: Lazarus never leaves a job held); no-op when not held."""

@@ -4,7 +4,8 @@ A job may name the policy called ``default`` or a policy the operator marked
 ``selectable``; any other name is refused like an unknown one. Extra keys in the
 ``lazarus`` object override policy fields, but only those in ``JOB_OVERRIDABLE``,
 and only to tighten the operator's policy: a shorter hang budget or start-up
-grace, fewer attempts, monitor mode. A request to loosen it is clamped to the
+grace, fewer attempts, monitor mode, ``"on_stop": "cancel"`` (a stopped job gives
+its allocation back; see ``OnStop.rank``). A request to loosen it is clamped to the
 policy's own value, with a note. Anything else is an error the job's workflow
 records (state ``ignored``) so the user can see why Lazarus is not watching
 their job. Other top-level keys are the job's own and Lazarus leaves them alone:
@@ -29,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lazarus.errors import JobCommentError, shorten
-from lazarus.models.policy import JOB_OVERRIDABLE, HangPhase, Mode, Policy
+from lazarus.models.policy import JOB_OVERRIDABLE, HangPhase, Mode, OnStop, Policy
 
 MAX_COMMENT_BYTES = 4096
 DEFAULT_POLICY = "default"
@@ -186,12 +187,15 @@ def _tightened(base: Policy, asked: Policy) -> Policy:
             "max_attempts_without_checkpoint": min(
                 asked.max_attempts_without_checkpoint, base.max_attempts_without_checkpoint
             ),
+            "on_stop": max(asked.on_stop, base.on_stop, key=lambda choice: OnStop(choice).rank),
         }
     )
 
 
 def _loosen_note(name: str, field: str, asked: Any, given: Any) -> str:
     """What became of an override the policy did not allow as asked, in one sentence."""
+    if isinstance(asked, OnStop):
+        return f"on_stop {asked.value} changed to {OnStop(given).value}: a job may only tighten policy {name!r}"
     shown_asked, shown_given = (_s(asked), _s(given)) if isinstance(asked, timedelta) else (asked, given)
     if given > asked:  # below the policy's floor (hang_budget_min)
         return f"{field} {shown_asked} raised to the policy's minimum hang budget {shown_given}"

@@ -43,6 +43,7 @@ POLICY = f"e2e-{SESSION}"
 EXPIRY_POLICY = f"e2e-expiry-{SESSION}"
 GRACE_POLICY = f"e2e-grace-{SESSION}"  # a minimum hang budget above the start-up grace a job may ask for
 HIDDEN_POLICY = f"e2e-hidden-{SESSION}"  # configured, but not selectable by jobs
+KEEP_RUNNING_POLICY = f"e2e-keep-{SESSION}"  # a stopped job keeps its allocation (on_stop: keep_running)
 JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
@@ -71,6 +72,14 @@ TEST_POLICIES = {
         "selectable": True,
     },
     HIDDEN_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20},
+    KEEP_RUNNING_POLICY: {
+        "hang_budget": 8,
+        "hang_budget_min": 4,
+        "startup_grace": 20,
+        "max_attempts": 1,
+        "on_stop": "keep_running",
+        "selectable": True,
+    },
 }
 
 

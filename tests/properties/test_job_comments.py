@@ -16,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lazarus.errors import JobCommentError
-from lazarus.models.policy import JOB_OVERRIDABLE, Mode, Policy
+from lazarus.models.policy import JOB_OVERRIDABLE, Mode, OnStop, Policy
 from lazarus.telemetry.optin import MAX_COMMENT_BYTES, OptIn, parse_opt_in
 from tests.properties.strategies import HOSTILE_SNIPPETS, hostile_text, huge_ints, json_values
 
@@ -24,6 +24,7 @@ POLICIES = {
     "default": Policy(),
     "strict": Policy(max_attempts=4, max_attempts_without_checkpoint=2),
     "acting": Policy(mode=Mode.ACT),
+    "patient": Policy(on_stop=OnStop.KEEP_RUNNING),
 }
 MAX_REASON_CHARS = 1000
 
@@ -34,7 +35,11 @@ sections = st.dictionaries(
         st.text(max_size=10),
         st.sampled_from(HOSTILE_SNIPPETS),
     ),
-    st.one_of(override_values, st.sampled_from([*POLICIES, "act", "monitor"]), st.sampled_from(HOSTILE_SNIPPETS)),
+    st.one_of(
+        override_values,
+        st.sampled_from([*POLICIES, "act", "monitor", "cancel", "keep_running"]),
+        st.sampled_from(HOSTILE_SNIPPETS),
+    ),
     max_size=5,
 )
 comments = st.one_of(
@@ -94,6 +99,7 @@ def test_an_accepted_opt_in_stays_within_the_operators_policy(section, name):
     assert policy.hang_budget <= base.hang_budget_max
     assert policy.startup_grace <= max(base.startup_grace, base.hang_budget_max)
     assert policy.mode is not Mode.ACT or base.mode is Mode.ACT
+    assert policy.on_stop.rank >= base.on_stop.rank  # a stopped job gives its allocation back at least as often
     assert {key: value for key, value in policy.model_dump().items() if key not in JOB_OVERRIDABLE | {"mode"}} == {
         key: value for key, value in base.model_dump().items() if key not in JOB_OVERRIDABLE | {"mode"}
     }

@@ -95,6 +95,7 @@ def test_activity_names_are_stable() -> None:
     assert names == [
         "slurm_list_nodes",
         "slurm_restart_excluding",
+        "slurm_cancel_attempt",
         "slurm_release_job",
         "slurm_release_lazarus_hold",
         "slurm_drain_nodes",

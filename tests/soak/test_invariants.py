@@ -188,6 +188,22 @@ def test_advice_on_a_healthy_job_that_nobody_acted_on_is_noted_not_counted():
     assert result.passed and result.note.startswith("1 false alarm(s)")
 
 
+# ---- no stopped job keeps its allocation ------------------------------------------------------
+
+
+def test_a_stopped_job_that_ended_before_the_soak_did_holds():
+    job = facts(advices=[advice(action=AdviceAction.STOP)], state=RecoveryState.STOPPED, final="CANCELLED")
+    result = inv.no_stopped_job_keeps_its_allocation(data(job))
+    assert result.passed and result.checked == 1
+
+
+def test_a_stopped_job_the_soak_had_to_cancel_is_a_violation():
+    job = facts(advices=[advice(action=AdviceAction.STOP)], state=RecoveryState.STOPPED, final="CANCELLED")
+    job = job.model_copy(update={"plan": job.plan.model_copy(update={"cancelled_by_soak": True})})
+    [violation] = inv.no_stopped_job_keeps_its_allocation(data(job)).violations
+    assert violation.startswith("job 1: stopped by advice 1") and "still running when the soak ended" in violation
+
+
 # ---- no node drained without corroboration ----------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from lazarus.errors import JobCommentError
-from lazarus.models.policy import Mode, Policy
+from lazarus.models.policy import Mode, OnStop, Policy
 from lazarus.telemetry.optin import mentions_lazarus, opt_in_comment, parse_opt_in, requested_policy
 
 POLICIES = {
@@ -19,6 +19,7 @@ POLICIES = {
     "watched": Policy(mode=Mode.MONITOR, selectable=True),
     "acting": Policy(mode=Mode.ACT, selectable=True),
     "operators-only": Policy(hang_budget=timedelta(hours=1)),
+    "patient": Policy(on_stop=OnStop.KEEP_RUNNING, selectable=True),
 }
 
 
@@ -43,6 +44,15 @@ def test_overrides_cannot_loosen_the_operators_policy():
     assert (p.hang_budget, p.startup_grace) == (base.hang_budget, base.startup_grace)
     assert len(opt.notes) == 4 and all("a job may only tighten policy 'strict'" in n for n in opt.notes)
     assert "hang_budget 10000000 s lowered to 1800 s" in " ".join(opt.notes)
+
+
+def test_a_job_may_ask_to_be_cancelled_when_stopped_but_never_to_keep_its_allocation():
+    """Cancelling gives the allocation back: it is the tighter choice (like a shorter hang budget)."""
+    asked_cancel = parse_opt_in(comment(policy="patient", on_stop="cancel"), POLICIES)
+    assert asked_cancel.policy.on_stop == OnStop.CANCEL and asked_cancel.notes == ()
+    asked_keep = parse_opt_in(comment(on_stop="keep_running"), POLICIES)
+    assert asked_keep.policy.on_stop == OnStop.CANCEL
+    assert asked_keep.notes == ("on_stop keep_running changed to cancel: a job may only tighten policy 'default'",)
 
 
 def test_overrides_may_tighten_the_operators_policy_without_a_note():
@@ -78,8 +88,8 @@ def test_a_job_may_choose_the_default_policy_and_those_the_operator_made_selecta
 def test_a_policy_the_operator_did_not_make_selectable_is_refused_and_not_offered():
     with pytest.raises(JobCommentError, match="policy 'operators-only' is not selectable by jobs") as refused:
         parse_opt_in(comment(policy="operators-only"), POLICIES)
-    assert "a job may choose: acting, default, strict, watched" in str(refused.value)
-    with pytest.raises(JobCommentError, match=r"a job may choose: acting, default, strict, watched$"):
+    assert "a job may choose: acting, default, patient, strict, watched" in str(refused.value)
+    with pytest.raises(JobCommentError, match=r"a job may choose: acting, default, patient, strict, watched$"):
         parse_opt_in(comment(policy="nope"), POLICIES)
 
 

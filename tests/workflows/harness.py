@@ -48,6 +48,12 @@ from workflows.job_recovery import JobRecoveryWorkflow
 
 if TYPE_CHECKING:
     from lazarus.models.notify import Notice
+try:
+    from lazarus.models.slurm import CancelRequest, CancelResult
+except ImportError:  # scripts/record_histories.py --rev: an older revision's code, before the stop's cancel
+    CANCELS = False
+else:
+    CANCELS = True
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -67,6 +73,8 @@ class FakeScheduler:
     mode_unreadable: bool = False
     mode_reads: int = 0
     notices: list[Notice] = field(default_factory=list)  # what the notify double was given
+    cancels: list[CancelRequest] = field(default_factory=list)
+    cancel_result: CancelResult | None = None  # what the stop's cancel reports, when not a verified cancel
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -120,8 +128,22 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        # the scheduler's, then telemetry's
-        return [restart, drain, release, release_guarded, mode, *notify_activities(self.notices), progress]
+        scheduler = [restart, drain, release, release_guarded, *([self._cancel()] if CANCELS else []), mode]
+        return [*scheduler, *notify_activities(self.notices), progress]  # the scheduler's, then telemetry's
+
+    def _cancel(self):
+        """The stop's cancel: a verified cancel of the attempt asked for, unless ``cancel_result`` says otherwise."""
+
+        @activity.defn(name="slurm_cancel_attempt")
+        async def cancel(req: CancelRequest) -> CancelResult:
+            self.cancels.append(req)
+            if self.cancel_result is not None:
+                return self.cancel_result
+            return CancelResult(
+                job_id=req.job_id, attempt=req.expected_attempt, state=JobState.CANCELLED, cancelled=True
+            )
+
+        return cancel
 
 
 def xid79_on(node: str, attempt: int = 0) -> AnomalyDetected:

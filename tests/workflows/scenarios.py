@@ -233,6 +233,27 @@ async def application_error(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     return [run.handle]
 
 
+@scenario(
+    "time-skipping",
+    "stop means stop: an application error while the job still runs → act mode cancels it (verified) → stopped",
+)
+async def act_mode_stop_cancels(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.ACT)) as run:
+        await send(run.handle, started(0), progress(0, 10, T0, checkpoint=10), app_error())
+        await run.handle.result()
+    return [run.handle]
+
+
+@scenario("time-skipping", "stop means stop in monitor mode: the stop advice says it will cancel; approved → cancelled")
+async def monitor_mode_stop_approved_cancels(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.MONITOR)) as run:
+        await send(run.handle, started(0), app_error())
+        await wait_state(env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        await run.handle.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice"))
+        await run.handle.result()
+    return [run.handle]
+
+
 @scenario("time-skipping", "a job output naming a node outside its allocation (hostile): that node is never touched")
 async def node_outside_allocation(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     async with Running(env.client, job_input(Mode.ACT)) as run:

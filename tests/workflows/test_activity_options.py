@@ -10,10 +10,17 @@ from pathlib import Path
 import pytest
 
 from lazarus.config import SchedulerSettings
-from lazarus.models.slurm import JobSnapshot, JobState, NodeState, RestartRequest
+from lazarus.models.slurm import CancelRequest, JobSnapshot, JobState, NodeState, RestartRequest
+from lazarus.slurm.cancel import cancel_attempt
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.restart import restart_excluding
-from workflows.options import PRESETS, RESTART_COMMANDS_BETWEEN_HEARTBEATS, SLURM_COMMAND_TIMEOUT, SLURM_RESTART
+from workflows.options import (
+    PRESETS,
+    RESTART_COMMANDS_BETWEEN_HEARTBEATS,
+    SLURM_CANCEL,
+    SLURM_COMMAND_TIMEOUT,
+    SLURM_RESTART,
+)
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
 _AD_HOC = {
@@ -86,7 +93,9 @@ class _CountingClient:
     async def run(self, argv: list[str], subject: str) -> None:
         self._command()
         s = self.state
-        if argv[1] == "requeuehold":
+        if argv[0] == "scancel":
+            s.state = JobState.CANCELLED
+        elif argv[1] == "requeuehold":
             s.restarts, s.state, s.held, s.nodes = s.restarts + 1, JobState.PENDING, True, []
             s.state_reason = "job_requeued_in_held_state"
         elif argv[1] == "hold":
@@ -122,7 +131,25 @@ async def test_the_restart_runs_no_more_commands_between_heartbeats_than_its_pre
     assert 0 < client.most <= RESTART_COMMANDS_BETWEEN_HEARTBEATS
 
 
+@pytest.mark.parametrize(
+    "job",
+    [
+        JobSnapshot(job_id=7, state=JobState.RUNNING, nodes=["node1", "node2"]),  # the usual stop of a hung job
+        JobSnapshot(job_id=7, state=JobState.CANCELLED),  # a retry after the cancel
+        JobSnapshot(job_id=7, state=JobState.FAILED, exit_code=1),  # ended on its own
+    ],
+    ids=["running", "cancelled", "ended"],
+)
+@pytest.mark.asyncio
+async def test_the_stops_cancel_runs_no_more_commands_between_heartbeats_than_its_preset_allows_for(job):
+    client = _CountingClient(job)
+    await cancel_attempt(client, CancelRequest(job_id=7, expected_attempt=0), heartbeat=client.heartbeat)
+    assert 0 < client.most <= RESTART_COMMANDS_BETWEEN_HEARTBEATS
+
+
 def test_every_heartbeat_timeout_outlasts_the_slowest_command_stretch_and_fits_in_its_activity():
-    assert SLURM_RESTART["heartbeat_timeout"] > SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS
-    assert SLURM_RESTART["start_to_close_timeout"] > SLURM_RESTART["heartbeat_timeout"]
-    assert [name for name, preset in PRESETS.items() if preset.get("heartbeat_timeout")] == ["SLURM_RESTART"]
+    for preset in (SLURM_RESTART, SLURM_CANCEL):
+        assert preset["heartbeat_timeout"] > SLURM_COMMAND_TIMEOUT * RESTART_COMMANDS_BETWEEN_HEARTBEATS
+        assert preset["start_to_close_timeout"] > preset["heartbeat_timeout"]
+    heartbeating = [name for name, preset in PRESETS.items() if preset.get("heartbeat_timeout")]
+    assert heartbeating == ["SLURM_RESTART", "SLURM_CANCEL"]

@@ -17,10 +17,11 @@ from lazarus.models.recovery import (
     ProgressView,
     Rejection,
 )
-from lazarus.models.slurm import JobState, RestartResult
+from lazarus.models.slurm import CancelResult, JobState, RestartResult
 from tests.workflows.harness import T0, app_error, ended, job_input, progress, started, xid79_on
 from workflows.effects import (
     Answered,
+    Cancelled,
     Decide,
     DecisionExpired,
     Input,
@@ -127,6 +128,7 @@ def test_rejected_and_expired_advice_count_as_answers_and_as_not_acted():
 
 def test_stop_advice_counts_a_stopped_recovery_and_a_finished_job():
     story = Story(job_input(Mode.ACT))(started(0), app_error())
+    story(Cancelled(CancelResult(job_id=1, attempt=0, state=JobState.CANCELLED, cancelled=True)))  # stop means stop
     assert story.counted(m.ADVICE) == [{"action": "stop", "mode": "act"}]
     assert story.counted(m.RECOVERIES) == [{"outcome": "stopped"}]
     assert story.counted(m.JOBS_FINISHED) == [{"state": "stopped"}]

@@ -56,6 +56,7 @@ def test_the_table_has_exactly_these_edges():
         (S.ACTING, S.FAILED),
         (S.ACTING, S.COMPLETED),
         (S.ACTING, S.STOPPED),
+        (S.ACTING, S.WATCHING),  # the stop's fresh read found the job on another attempt
         (S.VERIFYING, S.WATCHING),
         (S.VERIFYING, S.SUSPECTED),
         (S.VERIFYING, S.STOPPED),

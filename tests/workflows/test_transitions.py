@@ -167,9 +167,10 @@ def test_a_failed_drain_is_noted_and_the_restart_goes_on():
     assert state.state == S.ACTING and state.advice_history[0].comment == "drain failed: Access/permission denied"
 
 
-def test_an_application_error_stops_without_touching_the_scheduler():
+def test_an_application_error_stops_without_requeueing_or_excluding():
     state, effects = feed(job_input(), started(0), app_error(), ended(0))
-    assert state.state == S.STOPPED and not [e for e in effects if isinstance(e, (Isolate, Requeue))]
+    assert not [e for e in effects if isinstance(e, (Isolate, Requeue))]
+    assert state.advice_history[0].action == AdviceAction.STOP  # and cancels: tests/workflows/test_stop_means_stop.py
 
 
 def test_a_straggler_is_advice_only_and_the_job_keeps_being_watched():
@@ -318,9 +319,11 @@ def test_the_kill_switch_clears_a_jobs_own_mode_and_is_published():
 
 
 def test_every_edge_of_the_transition_table_is_taken_by_a_test():
+    from tests.workflows import test_stop_means_stop  # the stop's cancel: its own specification
+
     TAKEN.clear()
-    this = sys.modules[__name__]
-    for name, test in inspect.getmembers(this, inspect.isfunction):
-        if name.startswith("test_") and test is not test_every_edge_of_the_transition_table_is_taken_by_a_test:
-            test()
+    for module in (sys.modules[__name__], test_stop_means_stop):
+        for name, test in inspect.getmembers(module, inspect.isfunction):
+            if name.startswith("test_") and test is not test_every_edge_of_the_transition_table_is_taken_by_a_test:
+                test()
     assert {(a, b) for a, targets in ALLOWED_TRANSITIONS.items() for b in targets} == TAKEN
