@@ -47,10 +47,14 @@ class Change:
         return attempt
 
     def set_state(self, new: RecoveryState, details: str | None = None) -> None:
-        """Move to ``new`` (the transition table refuses an illegal move) and publish it."""
+        """Move to ``new`` (the transition table refuses an illegal move) and publish it (search attribute, and
+        the current details the Temporal UI shows: the state, then what brought it)."""
         check_transition(self.s.state, new)
         self.s.state = new
-        self.emit(SearchAttributes(state=new), Details(details or f"{new.value}"))
+        text = details or new.value
+        if not text.startswith(new.value):
+            text = f"{new.value}: {text}"
+        self.emit(SearchAttributes(state=new), Details(text))  # the current details say the state first
 
     def record_progress(
         self,
