@@ -32,7 +32,7 @@ def chromium() -> str:
     return found
 
 
-def _run(args: list[str], url: str) -> str:
+def _run(args: list[str], url: str, window: tuple[int, int] = WINDOW) -> str:
     argv = [
         chromium(),
         "--headless",
@@ -41,7 +41,7 @@ def _run(args: list[str], url: str) -> str:
         "--disable-dev-shm-usage",
         "--no-first-run",
         "--hide-scrollbars",
-        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+        f"--window-size={window[0]},{window[1]}",
         f"--virtual-time-budget={RENDER_BUDGET_MS}",
         *args,
         url,
@@ -68,10 +68,11 @@ def visible_text(dom: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
 
-def screenshot(url: str, path: Path) -> Path:
-    """A PNG of the rendered page at :data:`WINDOW` size."""
+def screenshot(url: str, path: Path, window: tuple[int, int] = WINDOW) -> Path:
+    """A PNG of the rendered page, ``window`` (width, height) in pixels."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _run([f"--screenshot={path}"], url)
+    path.unlink(missing_ok=True)
+    _run([f"--screenshot={path}"], url, window)
     if not path.exists():
         raise DevStackError(f"chromium wrote no screenshot of {url}")
     return path
