@@ -1,5 +1,5 @@
 # Lazarus: `make demo` and `make test` on a fresh Debian 12 machine, as root.
-#   make deps   Debian packages (Slurm, munge, MariaDB, Prometheus, sshd, ...) and helm
+#   make deps   Debian packages (Slurm, munge, MariaDB, Prometheus, sshd, chromium, ...) and helm
 #   make venv   .venv with Lazarus installed editable, test extras included
 #   make demo   deps + venv + `lazarus dev up` + `lazarus demo`
 #   make test   deps + venv + ruff (lint, format), mypy, then the whole test suite

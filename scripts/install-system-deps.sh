@@ -10,8 +10,9 @@ set -euo pipefail
 
 # python3-venv: Debian's python3 cannot create the project's virtualenv without it.
 # curl: docs/http-api.md drives Lazarus through Temporal's HTTP API with it, and its test runs those commands.
+# chromium: headless, renders the Temporal UI for the docs' screenshots and the UI test (tests/ui).
 PACKAGES=(munge slurmctld slurmd slurm-client slurmdbd slurm-wlm-mysql-plugin mariadb-server
-          prometheus openssh-server openssh-client gcc make python3 python3-venv curl)
+          prometheus openssh-server openssh-client gcc make python3 python3-venv curl chromium)
 
 if [[ $(id -u) -ne 0 ]]; then
     echo "install-system-deps.sh must run as root; as root run: apt-get install -y ${PACKAGES[*]}" >&2

@@ -48,11 +48,15 @@ class Change:
         return attempt
 
     def set_state(self, new: RecoveryState, details: str | None = None) -> None:
-        """Move to ``new`` (the transition table refuses an illegal move) and publish it; tell the operators
-        when they need to know (:mod:`workflows.notices`)."""
+        """Move to ``new`` (the transition table refuses an illegal move) and publish it (search attribute, and
+        the current details the Temporal UI shows: the state, then what brought it); tell the operators when
+        they need to know (:mod:`workflows.notices`)."""
         check_transition(self.s.state, new)
         self.s.state = new
-        self.emit(SearchAttributes(state=new), Details(details or f"{new.value}"))
+        text = details or new.value
+        if not text.startswith(new.value):
+            text = f"{new.value}: {text}"
+        self.emit(SearchAttributes(state=new), Details(text))  # the current details say the state first
         notice = notices.on_entering(self.s, new, self.now)
         if notice is not None:
             self.emit(Notify(notice, task_queue=self.s.scheduler_queue))

@@ -1,8 +1,12 @@
 """JobRecoveryWorkflow: one durable workflow per opted-in training job.
 
 Workflow id ``lazarus-<cluster>-<slurm job id>`` (:func:`lazarus.models.names.workflow_id`).
-The telemetry loop feeds it events (attempt started/ended, coarse progress,
-anomalies) through the ``job_event`` signal; operators answer advice through
+The telemetry loop feeds it events through signals named for what they carry
+(``attempt_started``, ``progress``, ``attempt_ended``, ``suspension``,
+``anomaly``, ``telemetry_note``; the node ledger sends ``ledger_note``), so the
+Temporal UI's timeline reads as the job's story; the generic ``job_event``
+signal that carried them all before is still handled (running workflows and
+stored histories have it). Operators answer advice through
 the ``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or
 the signals of the same names (Temporal UI, HTTP API). A signal cannot be
 refused to its sender, so a refused one is recorded in the state
@@ -31,16 +35,21 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.recovery import (
         TERMINAL_STATES,
         AdviceStatus,
+        AnomalyDetected,
         Approval,
         AttemptEnded,
         AttemptStarted,
+        AttemptSuspension,
         DecisionReply,
         JobEvent,
         JobEventEnvelope,
         JobRecoveryInput,
         JobStatus,
+        LedgerNote,
         ModeChange,
+        ProgressDigest,
         Rejection,
+        TelemetryNote,
     )
     from workflows import attributes, calls, metering
     from workflows.answers import misaddressed
@@ -85,8 +94,37 @@ class JobRecoveryWorkflow:
 
     # ---- messages ------------------------------------------------------------------------
 
+    @workflow.signal(name=names.ATTEMPT_STARTED)
+    def attempt_started(self, event: AttemptStarted) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.PROGRESS)
+    def progress(self, event: ProgressDigest) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.ATTEMPT_ENDED)
+    def attempt_ended(self, event: AttemptEnded) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.SUSPENSION)
+    def suspension(self, event: AttemptSuspension) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.ANOMALY)
+    def anomaly(self, event: AnomalyDetected) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.TELEMETRY_NOTE)
+    def telemetry_note(self, event: TelemetryNote) -> None:
+        self._events.append(event)
+
+    @workflow.signal(name=names.LEDGER_NOTE)
+    def ledger_note(self, event: LedgerNote) -> None:
+        self._events.append(event)
+
     @workflow.signal(name=names.JOB_EVENT)
     def job_event(self, envelope: JobEventEnvelope) -> None:
+        """Any event, in an envelope: what telemetry sent before the named signals (kept for running workflows)."""
         self._events.append(envelope.event)
 
     @workflow.update(name=names.APPROVE_ADVICE)

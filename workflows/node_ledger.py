@@ -60,7 +60,7 @@ with workflow.unsafe.imports_passed_through():
         ResumeRequest,
     )
     from lazarus.models.notify import Notice
-    from lazarus.models.recovery import JobEventEnvelope, LedgerNote, ModeChange
+    from lazarus.models.recovery import LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
     from workflows import metering, notices
     from workflows.calls import run_activity
@@ -501,10 +501,12 @@ class NodeLedgerWorkflow:
         return {v.node: v for v in report.verdicts if v.node in asked}
 
     async def _tell(self, job_ids: list[int], text: str) -> None:
-        """Put ``text`` in these jobs' histories (a job that has ended is not told)."""
+        """Put ``text`` in these jobs' histories (a job that has ended is not told), by the ``ledger_note``
+        signal. It was the generic ``job_event`` before, with no patch: on replay a signal-external command is
+        matched by its kind, not its signal's name (the stored ledger histories that sent ``job_event`` replay)."""
         for job_id in job_ids:
             handle = workflow.get_external_workflow_handle(names.workflow_id(self.s.cluster, job_id))
             try:
-                await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=LedgerNote(text=text[:500])))
+                await handle.signal(names.LEDGER_NOTE, LedgerNote(text=text[:500]))
             except ApplicationError as exc:
                 workflow.logger.info(f"node ledger: job {job_id} not told ({exc})")

@@ -12,7 +12,26 @@ from __future__ import annotations
 # ---- the job workflow: one per opted-in Slurm job ----------------------------------------------
 
 JOB_WORKFLOW = "JobRecoveryWorkflow"
-JOB_EVENT = "job_event"  # signal: a JobEventEnvelope from the telemetry loop
+JOB_EVENT = "job_event"  # signal: a JobEventEnvelope; what telemetry sent before the named signals below
+# signals from the telemetry loop, one per kind of event, named for what they carry (the UI's timeline reads as
+# the job's story); each carries the event itself
+ATTEMPT_STARTED = "attempt_started"  # AttemptStarted
+PROGRESS = "progress"  # ProgressDigest
+ATTEMPT_ENDED = "attempt_ended"  # AttemptEnded
+SUSPENSION = "suspension"  # AttemptSuspension
+ANOMALY = "anomaly"  # AnomalyDetected
+TELEMETRY_NOTE = "telemetry_note"  # TelemetryNote
+LEDGER_NOTE = "ledger_note"  # LedgerNote (from the node ledger)
+EVENT_SIGNALS: dict[str, str] = {
+    "attempt_started": ATTEMPT_STARTED,
+    "progress": PROGRESS,
+    "attempt_ended": ATTEMPT_ENDED,
+    "suspension": SUSPENSION,
+    "anomaly": ANOMALY,
+    "note": TELEMETRY_NOTE,
+    "ledger_note": LEDGER_NOTE,
+}
+"""The signal that carries each kind of job event, by the event's ``type``."""
 APPROVE_ADVICE = "approve_advice"  # update (validated) and signal of the same name
 REJECT_ADVICE = "reject_advice"  # update (validated) and signal of the same name
 SET_MODE = "set_mode"  # signal: a ModeChange (per job, or the cluster's kill switch)

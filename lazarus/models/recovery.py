@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lazarus.models import names
 from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, within_allocation
 from lazarus.models.policy import HangPhase, Mode, Policy
 from lazarus.models.slurm import JobState
@@ -258,7 +259,7 @@ class JobRecoveryInput(_Model):
     )
 
 
-# ---- events the telemetry loop sends (one signal: `job_event`) ------------------------------
+# ---- events the telemetry loop sends (one signal per kind, `names.EVENT_SIGNALS`) -------------
 
 
 class _JobEvent(_Model):
@@ -342,7 +343,14 @@ JobEvent = Annotated[
 
 
 class JobEventEnvelope(_Model):
+    """What the generic ``job_event`` signal carried before each kind of event had a signal of its own."""
+
     event: JobEvent
+
+
+def event_signal(event: JobEvent) -> str:
+    """The name of the signal that carries ``event`` (``attempt_started``, ``progress``, ``anomaly``, ...)."""
+    return names.EVENT_SIGNALS[event.type]
 
 
 # ---- operator messages ------------------------------------------------------------------------

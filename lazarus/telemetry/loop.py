@@ -45,17 +45,18 @@ from lazarus.models.recovery import (
     Anomaly,
     AnomalyDetected,
     JobEvent,
-    JobEventEnvelope,
     JobMemo,
     JobRecoveryInput,
     ProgressQuery,
     ProgressView,
     TelemetryNote,
+    event_signal,
 )
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
 from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
+from lazarus.telemetry.metadata import job_details, job_summary
 from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
@@ -221,7 +222,8 @@ class TelemetryLoop:
                 task_queue=self.settings.task_queues.control,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"Slurm job {job.job_id} ({job.name}) of {job.user}",
+                static_summary=job_summary(job),
+                static_details=job_details(job, inp),
                 memo=JobMemo(policy=inp.policy_name, ignored_reason=inp.opt_in_error).as_memo(),
             )
             if inp.opt_in_error is None:
@@ -390,7 +392,7 @@ class TelemetryLoop:
         for event in events:
             if self.term:
                 self.term.check()  # only while our term of the lease lasts
-            await handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event))
+            await handle.signal(event_signal(event), event)
 
     # ---- delivery and sight: at-least-once events, blind spells --------------------------------
 
@@ -402,7 +404,7 @@ class TelemetryLoop:
             return
         handle = self.client.get_workflow_handle(names.workflow_id(self.settings.cluster, tracker.job_id))
         try:
-            await tracker.outbox.deliver(lambda event: handle.signal(names.JOB_EVENT, JobEventEnvelope(event=event)))
+            await tracker.outbox.deliver(lambda event: handle.signal(event_signal(event), event))
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 tracker.closed = True

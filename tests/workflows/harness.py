@@ -20,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
+from lazarus.models import names
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 from lazarus.models.ledger import ClusterMode
 from lazarus.models.policy import Mode, Policy
@@ -190,8 +191,15 @@ def ended(attempt: int, state: JobState = JobState.FAILED, exit_code: int = 1) -
 
 
 async def send(handle: WorkflowHandle, *events) -> None:
+    """Signal each event as telemetry does, by the signal named for it; to older workflow code without those
+    handlers (``scripts/record_histories.py --rev``), in the generic ``job_event`` envelope."""
+    signals = getattr(names, "EVENT_SIGNALS", {})  # older code has none
     for event in events:
-        await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+        handler = getattr(JobRecoveryWorkflow, signals.get(event.type, ""), None)  # handlers are named like signals
+        if handler is None:
+            await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
+        else:
+            await handle.signal(handler, event)
 
 
 def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:

@@ -30,7 +30,16 @@ from lazarus.models import names
 from lazarus.models.lease import LeaseGrant, LeaseRequest, LeaseState, LogOffset
 from lazarus.models.ledger import Implication, LedgerInput, LedgerPolicy, ResumeRequest
 from lazarus.models.policy import Mode
-from lazarus.models.recovery import Approval, JobRecoveryInput, ModeChange, RecoveryState, Rejection
+from lazarus.models.recovery import (
+    Approval,
+    AttemptSuspension,
+    JobRecoveryInput,
+    LedgerNote,
+    ModeChange,
+    RecoveryState,
+    Rejection,
+    TelemetryNote,
+)
 from lazarus.models.slurm import JobState, NodeAction, NodeActionResult, NodeState
 from tests.workflows.harness import (
     T0,
@@ -221,6 +230,28 @@ async def next_attempt_completes(run: Running, attempt: int = 1) -> None:
 async def act_mode_restart(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     async with Running(env.client, job_input(Mode.ACT)) as run:
         await send(run.handle, started(0), progress(0, 10, T0, checkpoint=10), xid79_on("node2"), ended(0))
+        await next_attempt_completes(run)
+    return [run.handle]
+
+
+@scenario(
+    "time-skipping",
+    "a recovery told by the signals named for their events (attempt_started, progress, telemetry_note, suspension, "
+    "anomaly, attempt_ended, ledger_note), as telemetry and the ledger send them since they replaced job_event",
+)
+async def recovery_told_by_named_signals(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.ACT)) as run:
+        await send(
+            run.handle,
+            started(0),
+            progress(0, 10, T0, checkpoint=10),
+            TelemetryNote(text="job 7: stderr file refused (not the job's own)"),
+            AttemptSuspension(attempt=0, suspended=True, at=T0),
+            AttemptSuspension(attempt=0, suspended=False, at=T0),
+            xid79_on("node2"),
+            ended(0),
+            LedgerNote(text="node2: drain waits for corroboration"),
+        )
         await next_attempt_completes(run)
     return [run.handle]
 

@@ -13,7 +13,13 @@ from workflows.telemetry_lease import TelemetryLeaseWorkflow
 def test_the_job_workflow_answers_to_its_names():
     defn = workflow._Definition.must_from_class(JobRecoveryWorkflow)
     assert defn.name == names.JOB_WORKFLOW
-    assert set(defn.signals) == {names.JOB_EVENT, names.APPROVE_ADVICE, names.REJECT_ADVICE, names.SET_MODE}
+    assert set(defn.signals) == {
+        names.JOB_EVENT,
+        names.APPROVE_ADVICE,
+        names.REJECT_ADVICE,
+        names.SET_MODE,
+        *names.EVENT_SIGNALS.values(),
+    }
     assert set(defn.updates) == {names.APPROVE_ADVICE, names.REJECT_ADVICE}
     assert set(defn.queries) == {names.JOB_STATUS}
 

@@ -121,6 +121,14 @@ def test_current_histories_answer_advice_by_update_and_by_signal_and_drive_the_l
         assert any(has_event(p, "WORKFLOW_EXECUTION_UPDATE_ACCEPTED", update) for p in ledger), update
 
 
+def test_stored_histories_carry_events_by_the_old_generic_signal_and_by_each_named_one():
+    job = [p for p in HISTORIES if workflow_type(p) == names.JOB_WORKFLOW]
+    assert any(has_event(p, "WORKFLOW_EXECUTION_SIGNALED", names.JOB_EVENT) for p in job)  # running before
+    current = [p for p in CURRENT if workflow_type(p) == names.JOB_WORKFLOW]
+    for signal in names.EVENT_SIGNALS.values():
+        assert any(has_event(p, "WORKFLOW_EXECUTION_SIGNALED", signal) for p in current), signal
+
+
 @pytest.mark.asyncio(loop_scope="session")
 async def test_every_patch_is_replayed_by_a_history_from_before_it_and_one_from_after(monkeypatch):
     answers: dict[str, dict[bool, list[str]]] = defaultdict(lambda: {False: [], True: []})
