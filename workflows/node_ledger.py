@@ -40,6 +40,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from lazarus.models import names
     from lazarus.models.ledger import (
+        MAX_REFUSED,
         DrainRequest,
         Implication,
         LedgerInput,
@@ -53,7 +54,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from lazarus.models.recovery import JobEventEnvelope, LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
-    from workflows import metering
+    from workflows import callers, metering
+    from workflows.authorization import caller_refusal, decided_by
     from workflows.calls import run_activity
     from workflows.ledger_rules import (
         bound,
@@ -115,6 +117,8 @@ class NodeLedgerWorkflow:
         """A new policy (drain budget, lemon rules, reconciliation interval, size) for this running ledger."""
         self.s.policy, self.s.policy_set_by = change.policy, change.by
         self.s.telemetry_queue = change.telemetry_queue or self.s.telemetry_queue
+        if change.operators is not None:
+            self.s.operators = list(change.operators)
         self._wake = True  # the reconciliation timer follows the new interval
 
     @workflow.update(name=names.RESUME_NODE)
@@ -130,17 +134,19 @@ class NodeLedgerWorkflow:
             )
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
-        mark_resumed(self._record(request.node), request.operator, workflow.now())
+        mark_resumed(self._record(request.node), decided_by(callers.current(), request.operator), workflow.now())
         return result
 
     @resume_node.validator
     def _validate_resume(self, request: ResumeRequest) -> None:
+        self._permit(f"resume node {request.node}")
         _check_node(request.node)
 
     @workflow.update(name=names.DRAIN_NODE)
     async def drain_node(self, request: DrainRequest) -> NodeActionResult:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
-        reason = f"{request.reason} (by {request.operator} via lazarus)"
+        who = decided_by(callers.current(), request.operator)
+        reason = f"{request.reason} (by {who} via lazarus)"
         try:
             result = await run_activity(
                 "slurm_drain_nodes",
@@ -152,19 +158,35 @@ class NodeLedgerWorkflow:
             )
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
-        mark_drained(self._record(request.node), request.operator, reason, workflow.now())
+        mark_drained(self._record(request.node), who, reason, workflow.now())
         metering.drained(self.s.cluster, "operator")
         return result
 
     @drain_node.validator
     def _validate_drain(self, request: DrainRequest) -> None:
+        self._permit(f"drain node {request.node}")
         _check_node(request.node)
+
+    def _permit(self, action: str) -> None:
+        """An update's validator: a caller not permitted is refused (the caller sees why; no history)."""
+        refusal = caller_refusal(self.s.operators, callers.current(), action)
+        if refusal is not None:
+            workflow.logger.warning(f"ledger {self.s.cluster}: refused: {refusal}")
+            raise ValueError(refusal)
 
     @workflow.signal(name=names.SET_CLUSTER_MODE)
     def set_cluster_mode(self, change: ModeChange) -> None:
-        """The cluster-wide mode (kill switch) for jobs discovered from now on."""
+        """The cluster-wide mode (kill switch) for jobs discovered from now on. A caller not permitted is
+        ignored, and the refusal kept (``refused``, shown by `lazarus nodes`): a signal has no answer."""
+        caller = callers.current()
+        refusal = caller_refusal(self.s.operators, caller, f"set the cluster-wide mode to {change.mode}")
+        if refusal is not None:
+            note = f"{workflow.now():%Y-%m-%d %H:%M:%S} refused mode signal from {decided_by(caller, change.operator)}: {refusal}"
+            self.s.refused = [*self.s.refused, note][-MAX_REFUSED:]
+            workflow.logger.warning(f"ledger {self.s.cluster}: {note}")
+            return
         self.s.mode_override = change.mode.value if change.mode else None
-        self.s.mode_set_by = change.operator
+        self.s.mode_set_by = decided_by(caller, change.operator)
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
@@ -175,6 +197,8 @@ class NodeLedgerWorkflow:
             nodes=sorted(self.s.nodes.values(), key=lambda r: r.node),
             mode_override=self.s.mode_override,
             mode_set_by=self.s.mode_set_by,
+            operators=self.s.operators,
+            refused=self.s.refused,
         )
 
     def _record(self, node: str) -> NodeRecord:

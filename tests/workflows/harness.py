@@ -13,9 +13,12 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from lazarus.identity import CallerHeaders
+from lazarus.models.callers import Caller
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 from lazarus.models.ledger import ClusterMode
 from lazarus.models.policy import Mode, Policy
@@ -39,6 +42,7 @@ from lazarus.models.slurm import (
     RestartRequest,
     RestartResult,
 )
+from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -157,13 +161,24 @@ def ended(attempt: int, state: JobState = JobState.FAILED, exit_code: int = 1) -
     return AttemptEnded(attempt=attempt, state=state, exit_code=exit_code, at=T0)
 
 
+def as_caller(client: Client, name: str) -> Client:
+    """A client of the same server that sends ``name`` as its caller identity, as the lazarus CLI does."""
+    return Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=pydantic_data_converter,
+        interceptors=[CallerHeaders(Caller(name=name))],
+    )
+
+
 async def send(handle: WorkflowHandle, *events) -> None:
     for event in events:
         await handle.signal(JobRecoveryWorkflow.job_event, JobEventEnvelope(event=event))
 
 
-def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
+def job_input(mode: Mode = Mode.ACT, operators: tuple[str, ...] = (), **policy) -> JobRecoveryInput:
     return JobRecoveryInput(
+        operators=list(operators),
         cluster="test",
         job_id=1000 + uuid.uuid4().int % 100000,
         user="alice",
@@ -188,7 +203,12 @@ class Running:
     async def __aenter__(self) -> Running:
         acts = self.fake.activities()
         self._workers = [
-            Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
+            Worker(
+                self.client,
+                task_queue=self.task_queue,
+                workflows=[JobRecoveryWorkflow],
+                interceptors=[CallerInterceptor()],
+            ),
             Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:-1]),
             Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[-1:]),
         ]

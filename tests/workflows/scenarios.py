@@ -46,6 +46,7 @@ from tests.workflows.harness import (
 )
 from tests.workflows.ledger_harness import FakeNodes as NodesWithAgents
 from tests.workflows.ledger_harness import imp, running_ledger, settle
+from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 from workflows.telemetry_lease import TelemetryLeaseWorkflow
@@ -156,7 +157,7 @@ class Ledger:
     async def __aenter__(self) -> Ledger:
         sched, queue = "ledger-sched-" + uuid.uuid4().hex[:6], "ledger-" + uuid.uuid4().hex[:6]
         self._workers = [
-            Worker(self.client, task_queue=queue, workflows=[NodeLedgerWorkflow]),
+            Worker(self.client, task_queue=queue, workflows=[NodeLedgerWorkflow], interceptors=[CallerInterceptor()]),
             Worker(self.client, task_queue=sched, activities=self.fake.activities()),
         ]
         for w in self._workers:
