@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import getpass
 import socket
-import ssl
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 from temporalio.client import (
     Interceptor,
     OutboundInterceptor,
@@ -53,14 +54,14 @@ def os_user() -> str:
 def certificate_cn(path: Path) -> str:
     """The subject common name of the PEM certificate at ``path``; a certificate without one is refused."""
     try:
-        decoded: dict[str, Any] = ssl._ssl._test_decode_cert(str(path))  # type: ignore[attr-defined]
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigError(f"temporal.tls_client_cert: cannot read a certificate from {path}: {exc}") from None
-    for rdn in decoded.get("subject", ()):
-        for key, value in rdn:
-            if key == "commonName" and value:
-                return str(value)
-    raise ConfigError(f"temporal.tls_client_cert: {path} has no subject CN to identify the caller by")
+        cert = x509.load_pem_x509_certificate(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a PEM certificate"
+        raise ConfigError(f"temporal.tls_client_cert: cannot read a certificate from {path}: {reason}") from None
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    if not names or not str(names[0].value).strip():
+        raise ConfigError(f"temporal.tls_client_cert: {path} has no subject CN to identify the caller by")
+    return str(names[0].value)
 
 
 def client_identity(caller: Caller) -> str:

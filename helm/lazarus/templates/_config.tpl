@@ -63,6 +63,7 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "attribution" $attribution
       "ledger" $ledger
       "policies" $v.policies
+      "authorization" (dict "operators" $v.authorization.operators)
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)
       "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds)
       "metrics" $metrics -}}
