@@ -21,7 +21,7 @@ from lazarus.models.ledger import (
     NodeHealthVerdict,
 )
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
-from workflows.callers import CallerInterceptor
+from tests.workflows.harness import workflow_interceptors
 from workflows.node_ledger import NodeLedgerWorkflow
 
 
@@ -89,7 +89,7 @@ async def running_ledger(env, fake: FakeNodes, cluster: str = "t", operators: tu
     sched = "ledger-sched-" + uuid.uuid4().hex[:6]
     tq = "ledger-" + uuid.uuid4().hex[:6]
     workers = [
-        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow], interceptors=[CallerInterceptor()]),
+        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow], interceptors=workflow_interceptors()),
         Worker(env.client, task_queue=sched, activities=fake.activities()),
     ]
     for w in workers:
