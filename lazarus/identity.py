@@ -10,7 +10,8 @@ where the workflows' inbound interceptor reads it (``workflows.callers``). A mes
 
 from __future__ import annotations
 
-import getpass
+import os
+import pwd
 import socket
 from dataclasses import replace
 from pathlib import Path
@@ -44,11 +45,13 @@ def caller_of(settings: Settings) -> Caller:
 
 
 def os_user() -> str:
-    """The login name of the user running this process (``unknown`` when the system cannot say)."""
+    """The name of the user this process runs as (its effective uid), never ``$USER`` or ``$LOGNAME``, which
+    anyone may set; ``uid-<n>`` when the system has no name for it."""
+    uid = os.geteuid()
     try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid-{uid}"
 
 
 def certificate_cn(path: Path) -> str:

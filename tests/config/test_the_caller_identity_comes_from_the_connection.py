@@ -3,7 +3,8 @@ mTLS client certificate's subject CN where ``temporal.tls`` names one, else the 
 
 from __future__ import annotations
 
-import getpass
+import os
+import pwd
 import socket
 import subprocess
 from pathlib import Path
@@ -26,8 +27,10 @@ def certificate(tmp_path: Path, subject: str) -> Path:
     return cert
 
 
-def test_without_tls_the_caller_is_the_os_user():
-    assert caller_of(Settings()) == Caller(name=getpass.getuser(), source="os-user")
+def test_without_tls_the_caller_is_the_os_user_it_runs_as_whatever_the_environment_says(monkeypatch):
+    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, "alice")
+    assert caller_of(Settings()) == Caller(name=pwd.getpwuid(os.geteuid()).pw_name, source="os-user")
 
 
 def test_with_a_client_certificate_the_caller_is_its_subject_cn(tmp_path):

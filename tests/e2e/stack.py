@@ -107,6 +107,8 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)  # Temporal's HTTP API
+    operators: list[str] = field(default_factory=list)  # authorization.operators (empty: the namespace decides)
     metrics_port: int = field(default_factory=free_port)
     temporal_metrics_port: int = field(default_factory=free_port)
     agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
@@ -148,6 +150,8 @@ class E2EStack:
             },
             "logging": {"level": "INFO"},
         }
+        if self.operators:
+            cfg["authorization"] = {"operators": self.operators}
         self.config_path.write_text(yaml.safe_dump(cfg))
 
     def start_server(self, first: bool = False) -> None:
@@ -183,7 +187,7 @@ class E2EStack:
             "--log-level",
             "error",
             "--http-port",
-            str(free_port()),
+            str(self.http_port),
             "--metrics-port",
             str(free_port()),
         ]

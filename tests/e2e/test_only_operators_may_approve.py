@@ -1,0 +1,130 @@
+"""Only the operators of ``authorization.operators`` may approve, reject, switch modes, drain or resume, on
+the real stack: the identity is the OS user the `lazarus` CLI runs as (sent in the ``lazarus-caller`` header),
+not the ``--operator`` text. Here the worker's configuration permits root; the CLI run as ``nobody`` stands for
+a colleague with namespace access who is not an operator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pwd
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lazarus.models.names import workflow_id
+from lazarus.models.recovery import JobStatus, RecoveryState
+from tests.e2e.helpers import lazarus_cli, restarts, restore_nodes, wait_state
+from tests.e2e.stack import POLICY, REPO, E2EStack, submit_training
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
+
+CRASH = dict(steps=25, ckpt_every=5, fault="xid79", fault_rank=1, fault_step=8, fault_attempts="0")
+ME = pwd.getpwuid(os.geteuid()).pw_name
+
+
+@pytest.fixture
+def operators(e2e: E2EStack) -> Iterator[E2EStack]:
+    """The worker restarted with ``authorization.operators: [<this user>]``; restored to none afterwards."""
+    e2e.operators = [ME]
+    e2e.write_config()
+    e2e.kill_worker()
+    e2e.start_worker()
+    try:
+        yield e2e
+    finally:
+        e2e.operators = []
+        e2e.write_config()
+        e2e.kill_worker()
+        e2e.start_worker()
+
+
+def as_nobody(e2e: E2EStack, *args: str) -> subprocess.CompletedProcess[str]:
+    """`lazarus ARGS` run by the OS user ``nobody``, with a copy of the stack's configuration it can read."""
+    folder = Path(tempfile.mkdtemp(prefix="lazarus-nobody-"))
+    folder.chmod(0o755)
+    config = folder / "lazarus.yaml"
+    config.write_text(e2e.config_path.read_text())
+    config.chmod(0o644)
+    env = {"PATH": os.environ["PATH"], "LAZARUS_CONFIG": str(config), "HOME": str(folder)}
+    return subprocess.run(
+        ["runuser", "-u", "nobody", "--", sys.executable, "-m", "lazarus.cli.main", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def signal_over_http(e2e: E2EStack, job: int, name: str, body: dict, caller: dict | None = None) -> None:
+    """A signal through Temporal's HTTP API, as curl would send it; ``caller`` sets the lazarus-caller header."""
+    request: dict = {"input": [body]}  # Temporal's JSON shorthand for payloads
+    if caller is not None:
+        request["header"] = {"fields": {"lazarus-caller": caller}}
+    url = f"http://127.0.0.1:{e2e.http_port}/api/v1/namespaces/default/workflows/{workflow_id('lztest', job)}/signal/{name}"
+    req = urllib.request.Request(url, data=json.dumps(request).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as reply:
+        assert reply.status == 200
+
+
+async def refusals(e2e: E2EStack, job: int, count: int) -> JobStatus:
+    for _ in range(100):
+        status = await e2e.status(job)
+        if len(status.refused_answers) >= count:
+            return status
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"job {job} recorded {len(status.refused_answers)} refusals, not {count}")
+
+
+async def test_a_non_operator_is_refused_and_recorded_and_an_operator_approves(operators: E2EStack, job_dir):
+    e2e = operators
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
+    await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
+
+    refused = as_nobody(e2e, "advice", "approve", str(job), "--operator", ME)  # the update: refused, loudly
+    assert refused.returncode != 0
+    assert "nobody is not permitted to approve advice" in refused.stderr
+    drain = as_nobody(e2e, "nodes", "drain", e2e.cluster.nodes[3], "--reason", "not mine to drain")
+    assert drain.returncode != 0 and "nobody is not permitted to drain node" in drain.stderr
+
+    switched = as_nobody(e2e, "mode", "act", "--job", str(job))  # a signal: sent, ignored, recorded
+    assert switched.returncode == 0, switched.stderr
+    signal_over_http(e2e, job, "approve_advice", {"generation": 1, "operator": ME})  # no caller identity
+    status = await refusals(e2e, job, 2)
+    assert status.state == RecoveryState.AWAITING_APPROVAL and restarts(e2e.cluster, job) == 0
+    assert [(r.kind, r.operator.split(" ")[0]) for r in status.refused_answers] == [("mode", "nobody"), ("approve", ME)]
+    assert "carries no caller identity" in status.refused_answers[1].reason
+    shown = lazarus_cli(e2e, "show", str(job)).stdout
+    assert "refused approve signal for advice generation 1" in shown
+
+    approved = lazarus_cli(e2e, "advice", "approve", str(job), "--operator", "on-call")
+    assert f"approved by {ME} (note: on-call)" in approved.stdout
+    final = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
+    assert final.state == RecoveryState.COMPLETED
+    assert final.advice_history[0].decided_by == f"{ME} (note: on-call)"
+    assert restarts(e2e.cluster, job) == 1
+    restore_nodes(e2e.cluster)
+
+
+async def test_an_http_api_signal_carrying_an_operators_caller_header_approves(operators: E2EStack, job_dir):
+    e2e = operators
+    job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": POLICY, "mode": "monitor"}}, **CRASH)
+    status = await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
+    body = {"generation": status.advice.generation, "operator": "curl"}
+    signal_over_http(e2e, job, "approve_advice", body, caller={"name": ME, "source": "os-user"})
+    final = await wait_state(
+        e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
+    )
+    assert final.state == RecoveryState.COMPLETED
+    assert final.advice_history[0].decided_by == f"{ME} (note: curl)"
+    restore_nodes(e2e.cluster)
