@@ -6,7 +6,10 @@ anomalies) through the ``job_event`` signal; operators answer advice through
 the ``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or
 the signals of the same names (Temporal UI, HTTP API). A signal cannot be
 refused to its sender, so a refused one is recorded in the state
-(``refused_answers``) and shown in the workflow's current details.
+(``refused_answers``) and shown in the workflow's current details. With
+operators configured (``JobRecoveryInput.operators``), only the callers they
+name may answer or switch the job's mode: the caller is read from the message's
+``lazarus-caller`` header (:mod:`workflows.callers`), never from its text.
 
 The class only receives messages, keeps the one watchdog timer and performs
 effects. What an event means is decided by the pure function

@@ -6,7 +6,9 @@ drains "lemon" nodes that several different jobs implicated within a window,
 and never drains more than a configured share of the cluster. Operators list
 it (`lazarus nodes`) and return nodes to service (`lazarus nodes resume`),
 which records who did it. It also holds the cluster-wide mode an operator set
-with `lazarus mode` (the kill switch), which new jobs start in.
+with `lazarus mode` (the kill switch), which new jobs start in. With operators configured
+(``LedgerInput.operators``, sent by the workers), only the callers they name may
+drain, resume or set that mode (:mod:`workflows.authorization`).
 
 The ledger stays true to Slurm: every ``policy.reconcile_interval`` (a durable
 timer), and again before every drain decision, it reads Slurm's node states and
@@ -38,6 +40,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from lazarus.errors import shorten
     from lazarus.models import names
     from lazarus.models.ledger import (
         MAX_REFUSED,
@@ -145,8 +148,9 @@ class NodeLedgerWorkflow:
     @workflow.update(name=names.DRAIN_NODE)
     async def drain_node(self, request: DrainRequest) -> NodeActionResult:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
-        who = decided_by(callers.current(), request.operator)
-        reason = f"{request.reason} (by {who} via lazarus)"
+        caller = callers.current()
+        who = decided_by(caller, request.operator)  # the record keeps the note; Slurm's reason only the name
+        reason = f"{request.reason} (by {shorten(caller.name if caller else request.operator, 60)} via lazarus)"
         try:
             result = await run_activity(
                 "slurm_drain_nodes",

@@ -23,7 +23,7 @@ class Caller(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    name: str = Field(min_length=1, max_length=256, description="the user name, or the certificate's subject CN")
+    name: str = Field(min_length=1, max_length=64, description="the user name, or the certificate's subject CN")
     source: Literal["os-user", "certificate"] = Field(
         "os-user", description="where the name came from: the client's OS user, or its mTLS client certificate"
     )
