@@ -259,6 +259,25 @@ class WorkerSettings(_Strict):
     )
 
 
+class AuthorizationSettings(_Strict):
+    """Who may approve or reject advice, switch modes, drain or resume (docs/security.md)."""
+
+    operators: list[str] = Field(
+        default_factory=list,
+        description="the callers permitted: OS user names, or mTLS client certificates' subject CNs (the "
+        "identity the lazarus CLI sends with every message). Empty (the default): whoever may write to the "
+        "Temporal namespace may, as the dev stack and demo expect; restrict the namespace on a production "
+        "Temporal. Job workflows keep the list they started with; the node ledger takes it when the workers start",
+    )
+
+    @field_validator("operators")
+    @classmethod
+    def _named(cls, v: list[str]) -> list[str]:
+        if any(not name.strip() for name in v):
+            raise ValueError("an operator's name cannot be empty")
+        return v
+
+
 class MetricsSettings(_Strict):
     """Where a worker serves its metrics for Prometheus (docs/metrics.md lists them)."""
 
@@ -452,6 +471,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = MetricsSettings()
     node_agents: NodeAgentSettings = NodeAgentSettings()
     notifications: NotificationSettings = NotificationSettings()
+    authorization: AuthorizationSettings = AuthorizationSettings()
 
     @field_validator("policies")
     @classmethod

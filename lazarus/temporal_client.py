@@ -11,6 +11,7 @@ from temporalio.runtime import Runtime
 
 from lazarus.config import Settings
 from lazarus.errors import ConfigError, LazarusError
+from lazarus.identity import CallerHeaders, caller_of, client_identity
 
 
 class TemporalUnreachable(LazarusError):
@@ -18,8 +19,13 @@ class TemporalUnreachable(LazarusError):
 
 
 async def connect(settings: Settings, runtime: Runtime | None = None) -> Client:
-    """A client of the configured Temporal; ``runtime`` (a worker's, with its metrics exporter) or the SDK's default."""
+    """A client of the configured Temporal; ``runtime`` (a worker's, with its metrics exporter) or the SDK's default.
+
+    The client identifies itself by the caller (:func:`lazarus.identity.caller_of`: the mTLS certificate's
+    subject CN, else the OS user) and sends that identity with every message in the ``lazarus-caller`` header.
+    """
     t = settings.temporal
+    caller = caller_of(settings)
     tls: TLSConfig | bool = False
     if t.tls:
         tls = TLSConfig(
@@ -35,6 +41,8 @@ async def connect(settings: Settings, runtime: Runtime | None = None) -> Client:
             api_key=t.api_key,
             data_converter=pydantic_data_converter,
             runtime=runtime,
+            identity=client_identity(caller),
+            interceptors=[CallerHeaders(caller)],
         )
     except RuntimeError as exc:
         raise TemporalUnreachable(

@@ -78,6 +78,7 @@ FROM_SETTINGS: dict[str, str] = {
     "ledger.maxImplications": "ledger.max_implications",
     "ledger.corroboratingUsers": "ledger.corroborating_users",
     "policies": "policies",
+    "authorization.operators": "authorization.operators",
     "logging": "logging",
     "worker.gracefulShutdownSeconds": "worker.graceful_shutdown",
     "metrics.port": "metrics.port",

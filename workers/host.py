@@ -44,6 +44,7 @@ from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
 from workers.telemetry import telemetry_role
+from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -114,7 +115,11 @@ def _role_starts(settings: Settings, client: Client, slurm: SlurmClient, stop: a
     queues = settings.task_queues
     return {
         "control": lambda: Worker(
-            client, task_queue=queues.control, workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow], **common
+            client,
+            task_queue=queues.control,
+            workflows=[JobRecoveryWorkflow, NodeLedgerWorkflow],
+            interceptors=[CallerInterceptor()],  # the caller of each signal and update (authorization)
+            **common,
         ),
         "scheduler": lambda: Worker(
             client,

@@ -221,11 +221,13 @@ class ModeChecked:
 
 @dataclass(frozen=True)
 class AnswerRefused:
-    """An approval or rejection sent as a signal was refused (``reason``): the sender cannot be told, so
-    the refusal is recorded in the job's state and shown."""
+    """An approval, rejection or mode change sent as a signal was refused (``reason``): the sender cannot be
+    told, so the refusal is recorded in the job's state and shown. ``by``: the caller's identity when the
+    message carried one, else its free-text ``operator`` (None: that note)."""
 
-    answer: Approval | Rejection
+    answer: Approval | Rejection | ModeChange
     reason: str
+    by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,10 @@ stored histories have it). Operators answer advice through
 the ``approve_advice`` / ``reject_advice`` updates (synchronous, validated) or
 the signals of the same names (Temporal UI, HTTP API). A signal cannot be
 refused to its sender, so a refused one is recorded in the state
-(``refused_answers``) and shown in the workflow's current details.
+(``refused_answers``) and shown in the workflow's current details. With
+operators configured (``JobRecoveryInput.operators``), only the callers they
+name may answer or switch the job's mode: the caller is read from the message's
+``lazarus-caller`` header (:mod:`workflows.callers`), never from its text.
 
 The class only receives messages, keeps the one watchdog timer and performs
 effects. What an event means is decided by the pure function
@@ -51,8 +54,9 @@ with workflow.unsafe.imports_passed_through():
         Rejection,
         TelemetryNote,
     )
-    from workflows import attributes, calls, metering
-    from workflows.answers import misaddressed
+    from workflows import attributes, callers, calls, metering
+    from workflows.answers import misaddressed, signed
+    from workflows.authorization import caller_refusal, decided_by
     from workflows.calls import FRESH_STATE_PATCH
     from workflows.effects import (
         Answered,
@@ -129,11 +133,11 @@ class JobRecoveryWorkflow:
 
     @workflow.update(name=names.APPROVE_ADVICE)
     def approve_advice(self, approval: Approval) -> DecisionReply:
-        self._answer = approval
+        answer = self._answer = signed(approval, callers.current())
         return DecisionReply(
             generation=approval.generation,
             status=AdviceStatus.APPROVED,
-            message=f"advice {approval.generation} approved by {approval.operator}",
+            message=f"advice {approval.generation} approved by {answer.operator}",
         )
 
     @approve_advice.validator
@@ -142,11 +146,11 @@ class JobRecoveryWorkflow:
 
     @workflow.update(name=names.REJECT_ADVICE)
     def reject_advice(self, rejection: Rejection) -> DecisionReply:
-        self._answer = rejection
+        answer = self._answer = signed(rejection, callers.current())
         return DecisionReply(
             generation=rejection.generation,
             status=AdviceStatus.REJECTED,
-            message=f"advice {rejection.generation} rejected by {rejection.operator}",
+            message=f"advice {rejection.generation} rejected by {answer.operator}",
         )
 
     @reject_advice.validator
@@ -163,6 +167,10 @@ class JobRecoveryWorkflow:
 
     @workflow.signal(name=names.SET_MODE)
     def set_mode(self, change: ModeChange) -> None:
+        refusal = caller_refusal(self.s.operators, callers.current(), "switch modes")
+        if refusal is not None:  # ignored, and recorded: a signal cannot be refused to its sender
+            self._record_refusal(change, refusal)
+            return
         self._mode_changes += 1
         for effect in self._apply(change):  # search attributes only: nothing to wait for
             self._perform_now(effect)
@@ -189,23 +197,31 @@ class JobRecoveryWorkflow:
         )
 
     def _refusal(self, answer: Approval | Rejection) -> str | None:
-        return misaddressed(self.s, answer) or answer_refusal(
-            self.s, answer.generation, answered=self._answer is not None
+        action = "approve advice" if isinstance(answer, Approval) else "reject advice"
+        return (
+            caller_refusal(self.s.operators, callers.current(), action)
+            or misaddressed(self.s, answer)
+            or answer_refusal(self.s, answer.generation, answered=self._answer is not None)
         )
 
     def _check(self, answer: Approval | Rejection) -> None:
         """An update's validator: a refused answer fails the update (the caller sees why) and leaves no history."""
         refusal = self._refusal(answer)
         if refusal is not None:
-            workflow.logger.warning(f"refused {type(answer).__name__.lower()} by {answer.operator!r}: {refusal}")
+            who = decided_by(callers.current(), answer.operator)
+            workflow.logger.warning(f"refused {type(answer).__name__.lower()} by {who!r}: {refusal}")
             raise ValueError(refusal)
 
     def _answer_by_signal(self, answer: Approval | Rejection) -> None:
         refusal = self._refusal(answer)
         if refusal is None:
-            self._answer = answer
+            self._answer = signed(answer, callers.current())
             return
-        for effect in self._apply(AnswerRefused(answer, refusal)):  # recorded and shown: nothing to wait for
+        self._record_refusal(answer, refusal)
+
+    def _record_refusal(self, message: Approval | Rejection | ModeChange, refusal: str) -> None:
+        by = decided_by(callers.current(), message.operator)
+        for effect in self._apply(AnswerRefused(message, refusal, by)):  # recorded and shown: nothing to wait for
             self._perform_now(effect)
 
     @property

@@ -6,7 +6,9 @@ drains "lemon" nodes that several different jobs implicated within a window,
 and never drains more than a configured share of the cluster. Operators list
 it (`lazarus nodes`) and return nodes to service (`lazarus nodes resume`),
 which records who did it. It also holds the cluster-wide mode an operator set
-with `lazarus mode` (the kill switch), which new jobs start in.
+with `lazarus mode` (the kill switch), which new jobs start in. With operators configured
+(``LedgerInput.operators``, sent by the workers), only the callers they name may
+drain, resume or set that mode (:mod:`workflows.authorization`).
 
 The ledger stays true to Slurm: every ``policy.reconcile_interval`` (a durable
 timer), and again before every drain decision, it reads Slurm's node states and
@@ -43,9 +45,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from lazarus.errors import shorten
     from lazarus.models import names
     from lazarus.models.ledger import (
         MAX_LEDGER_ACTIONS,
+        MAX_REFUSED,
         OUTSIDE_LAZARUS,
         DrainRequest,
         Implication,
@@ -62,7 +66,8 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.notify import Notice
     from lazarus.models.recovery import LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
-    from workflows import metering, notices
+    from workflows import callers, metering, notices
+    from workflows.authorization import caller_refusal, decided_by
     from workflows.calls import run_activity
     from workflows.effects import Notify
     from workflows.ledger_rules import (
@@ -127,6 +132,8 @@ class NodeLedgerWorkflow:
         """A new policy (drain budget, lemon rules, reconciliation interval, size) for this running ledger."""
         self.s.policy, self.s.policy_set_by = change.policy, change.by
         self.s.telemetry_queue = change.telemetry_queue or self.s.telemetry_queue
+        if change.operators is not None:
+            self.s.operators = list(change.operators)
         self._wake = True  # the reconciliation timer follows the new interval
 
     @workflow.update(name=names.RESUME_NODE)
@@ -142,18 +149,22 @@ class NodeLedgerWorkflow:
             )
         except ActivityError as exc:
             raise _refusal(exc, f"resume {request.node}") from None
-        mark_resumed(self._record(request.node), request.operator, workflow.now())
-        self._log("resume", request.node, request.operator, request.comment or "returned to service")
+        who = decided_by(callers.current(), request.operator)
+        mark_resumed(self._record(request.node), who, workflow.now())
+        self._log("resume", request.node, who, request.comment or "returned to service")
         return result
 
     @resume_node.validator
     def _validate_resume(self, request: ResumeRequest) -> None:
+        self._permit(f"resume node {request.node}")
         _check_node(request.node)
 
     @workflow.update(name=names.DRAIN_NODE)
     async def drain_node(self, request: DrainRequest) -> NodeActionResult:
         """An operator takes a node out of service by hand; recorded like Lazarus's own drains."""
-        reason = f"{request.reason} (by {request.operator} via lazarus)"
+        caller = callers.current()
+        who = decided_by(caller, request.operator)  # the record keeps the note; Slurm's reason only the name
+        reason = f"{request.reason} (by {shorten(caller.name if caller else request.operator, 60)} via lazarus)"
         try:
             result = await run_activity(
                 "slurm_drain_nodes",
@@ -165,21 +176,37 @@ class NodeLedgerWorkflow:
             )
         except ActivityError as exc:
             raise _refusal(exc, f"drain {request.node}") from None
-        mark_drained(self._record(request.node), request.operator, reason, workflow.now())
+        mark_drained(self._record(request.node), who, reason, workflow.now())
         metering.drained(self.s.cluster, "operator")
-        self._log("drain", request.node, request.operator, request.reason)
+        self._log("drain", request.node, who, request.reason)
         return result
 
     @drain_node.validator
     def _validate_drain(self, request: DrainRequest) -> None:
+        self._permit(f"drain node {request.node}")
         _check_node(request.node)
+
+    def _permit(self, action: str) -> None:
+        """An update's validator: a caller not permitted is refused (the caller sees why; no history)."""
+        refusal = caller_refusal(self.s.operators, callers.current(), action)
+        if refusal is not None:
+            workflow.logger.warning(f"ledger {self.s.cluster}: refused: {refusal}")
+            raise ValueError(refusal)
 
     @workflow.signal(name=names.SET_CLUSTER_MODE)
     def set_cluster_mode(self, change: ModeChange) -> None:
-        """The cluster-wide mode (kill switch) for jobs discovered from now on."""
+        """The cluster-wide mode (kill switch) for jobs discovered from now on. A caller not permitted is
+        ignored, and the refusal kept (``refused``, shown by `lazarus nodes`): a signal has no answer."""
+        caller = callers.current()
+        refusal = caller_refusal(self.s.operators, caller, f"set the cluster-wide mode to {change.mode}")
+        if refusal is not None:
+            note = f"{workflow.now():%Y-%m-%d %H:%M:%S} refused mode signal from {decided_by(caller, change.operator)}: {refusal}"
+            self.s.refused = [*self.s.refused, note][-MAX_REFUSED:]
+            workflow.logger.warning(f"ledger {self.s.cluster}: {note}")
+            return
         self.s.mode_override = change.mode.value if change.mode else None
-        self.s.mode_set_by = change.operator
-        self._log("cluster-mode", None, change.operator, f"cluster mode {self.s.mode_override or 'as configured'}")
+        self.s.mode_set_by = decided_by(caller, change.operator)
+        self._log("cluster-mode", None, self.s.mode_set_by, f"cluster mode {self.s.mode_override or 'as configured'}")
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
@@ -191,6 +218,8 @@ class NodeLedgerWorkflow:
             mode_override=self.s.mode_override,
             mode_set_by=self.s.mode_set_by,
             actions=self.s.actions,
+            operators=self.s.operators,
+            refused=self.s.refused,
         )
 
     def _record(self, node: str) -> NodeRecord:

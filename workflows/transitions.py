@@ -339,12 +339,13 @@ def _blindness(checked: ProgressChecked) -> str | None:
 
 
 def _answer_refused(c: Change, event: AnswerRefused) -> None:
-    """A signal cannot be refused to its sender: record the refusal (the newest few), log it and show it in
-    the workflow's current details, so `lazarus show`, `lazarus advice list` and the Temporal UI say why."""
+    """A signal (an answer, or a mode change from a caller not permitted) cannot be refused to its sender:
+    record the refusal (the newest few), log it and show it in the workflow's current details, so `lazarus show`, `lazarus advice list` and the Temporal UI say why."""
+    answer = event.answer
     refused = RefusedAnswer(
-        kind="approve" if isinstance(event.answer, Approval) else "reject",
-        generation=event.answer.generation,
-        operator=event.answer.operator,
+        kind="mode" if isinstance(answer, ModeChange) else "approve" if isinstance(answer, Approval) else "reject",
+        generation=None if isinstance(answer, ModeChange) else answer.generation,
+        operator=event.by or answer.operator,
         reason=event.reason,
         at=c.now,
     )

@@ -12,6 +12,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from lazarus.cli.common import failure_message, node_arg, operator_name, print_json, run_async, settings_from, text_arg
+from lazarus.cli.terminal import terminal_safe
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
@@ -138,6 +139,11 @@ async def _list(args: argparse.Namespace) -> int:
         return 0
     if slurm_error:
         print(f"Slurm's node states unavailable: {slurm_error}")
+    if view.operators:
+        print(f"operators (authorization.operators): {', '.join(view.operators)}")
+    if view.refused:
+        more = f" ({len(view.refused) - 1} earlier)" if len(view.refused) > 1 else ""
+        print(f"last refused message{more}: {terminal_safe(view.refused[-1])}")
     if not view.nodes:
         print("no node has been implicated")
         return 0

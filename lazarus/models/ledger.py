@@ -121,6 +121,10 @@ class LedgerAction(_Model):
     evidence: list[str] = Field(default_factory=list, description="the implications behind a drain")
 
 
+MAX_REFUSED = 10
+"""Refused signals a ledger keeps (the newest)."""
+
+
 class LedgerInput(_Model):
     cluster: str
     policy: LedgerPolicy = LedgerPolicy()
@@ -138,6 +142,14 @@ class LedgerInput(_Model):
         default_factory=list,
         description=f"what the ledger did or refused, oldest first (the newest {MAX_LEDGER_ACTIONS})",
     )
+    operators: list[str] = Field(
+        default_factory=list,
+        description="who may drain, resume and set the cluster-wide mode (authorization.operators, sent by the "
+        "workers); empty: whoever may write to the namespace",
+    )
+    refused: list[str] = Field(
+        default_factory=list, description=f"signals refused to callers not permitted (the newest {MAX_REFUSED})"
+    )
 
 
 class PolicyChange(_Model):
@@ -146,6 +158,9 @@ class PolicyChange(_Model):
     policy: LedgerPolicy
     by: str = Field(min_length=1, description="who sent it, e.g. 'config at worker start' or an operator")
     telemetry_queue: str | None = Field(None, description="the workers' telemetry task queue (sent at worker start)")
+    operators: list[str] | None = Field(
+        None, description="the configured authorization.operators (sent at worker start); None leaves them as they are"
+    )
 
 
 class ResumeRequest(_Model):
@@ -168,6 +183,8 @@ class LedgerView(_Model):
     mode_override: str | None = None
     mode_set_by: str | None = None
     actions: list[LedgerAction] = Field(default_factory=list, description="what the ledger did or refused")
+    operators: list[str] = Field(default_factory=list, description="who may drain, resume and switch modes")
+    refused: list[str] = Field(default_factory=list, description="signals refused to callers not permitted")
 
 
 class ClusterMode(_Model):

@@ -190,15 +190,16 @@ class RefusedAnswer(_Model):
     """An approval or rejection sent as a signal that the workflow refused: a signal cannot answer its
     sender, so the refusal is kept in the job's state (the newest :data:`MAX_REFUSED_ANSWERS`)."""
 
-    kind: Literal["approve", "reject"]
-    generation: int
-    operator: str
+    kind: Literal["approve", "reject", "mode"]
+    generation: int | None = Field(None, description="the advice generation answered (None for a mode change)")
+    operator: str = Field(description="who sent it: the caller's identity when known, else the message's note")
     reason: str
     at: datetime
 
     def describe(self) -> str:
         """One sentence: what was refused, from whom, and why."""
-        return f"refused {self.kind} signal for advice generation {self.generation} from {self.operator}: {self.reason}"
+        what = "mode signal" if self.kind == "mode" else f"{self.kind} signal for advice generation {self.generation}"
+        return f"refused {what} from {self.operator}: {self.reason}"
 
 
 class JobRecoveryInput(_Model):
@@ -237,7 +238,13 @@ class JobRecoveryInput(_Model):
     )
     refused_answers: list[RefusedAnswer] = Field(
         default_factory=list,
-        description=f"answers by signal that were refused, oldest first (the newest {MAX_REFUSED_ANSWERS})",
+        description=f"answers and mode changes by signal that were refused, oldest first (the newest "
+        f"{MAX_REFUSED_ANSWERS})",
+    )
+    operators: list[str] = Field(
+        default_factory=list,
+        description="who may answer advice and switch the job's mode (authorization.operators when the "
+        "workflow started); empty: whoever may write to the namespace",
     )
     # carried across continue-as-new
     attempts: list[Attempt] = Field(default_factory=list)
@@ -377,7 +384,7 @@ class Rejection(_Model):
 class ModeChange(_Model):
     mode: Mode | None = Field(description="None clears the per-job override")
     scope: Literal["job", "cluster"] = "job"
-    operator: str = "cli"
+    operator: str = Field("cli", description="a note for people; who sent it is the caller's identity")
 
 
 class DecisionReply(_Model):

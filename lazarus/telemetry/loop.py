@@ -118,6 +118,7 @@ class TelemetryLoop:
                     policy=self.settings.ledger,
                     scheduler_queue=self.settings.task_queues.scheduler,
                     telemetry_queue=self.settings.task_queues.telemetry,
+                    operators=self.settings.authorization.operators,
                 ),
                 id=wid,
                 task_queue=self.settings.task_queues.control,
@@ -129,6 +130,7 @@ class TelemetryLoop:
                         policy=self.settings.ledger,
                         by="configuration at worker start",
                         telemetry_queue=self.settings.task_queues.telemetry,
+                        operators=self.settings.authorization.operators,
                     )
                 ],
             )
@@ -199,6 +201,7 @@ class TelemetryLoop:
             scheduler_queue=self.settings.task_queues.scheduler,
             telemetry_queue=self.settings.task_queues.telemetry,
             ledger_workflow_id=ledger,
+            operators=self.settings.authorization.operators,
         )
         override = await self._cluster_mode(ledger)
         inp.cluster_mode = override or self.settings.mode

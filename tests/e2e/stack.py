@@ -116,7 +116,8 @@ class E2EStack:
     mode: str = "act"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
-    http_port: int = field(default_factory=free_port)  # Temporal's own HTTP API (docs/http-api.md)
+    http_port: int = field(default_factory=free_port)  # Temporal's HTTP API
+    operators: list[str] = field(default_factory=list)  # authorization.operators (empty: the namespace decides)
     metrics_port: int = field(default_factory=free_port)
     temporal_metrics_port: int = field(default_factory=free_port)
     agent_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(4)])  # node i's agent
@@ -166,6 +167,8 @@ class E2EStack:
                     {"url": f"{self.webhooks}/flaky", "format": "json"},
                 ]
             }
+        if self.operators:
+            cfg["authorization"] = {"operators": self.operators}
         self.config_path.write_text(yaml.safe_dump(cfg))
 
     def start_server(self, first: bool = False) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.service import RPCError
 
+from lazarus.identity import os_user
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import AdviceStatus, Approval, RecoveryState
 from tests.conftest import submit_job
@@ -70,7 +71,7 @@ async def test_hang_advice_approved_after_the_job_completed_requeues_nothing(e2e
     advice = final.advice_history[0]
     assert restarts(e2e.cluster, job) == 0 and job_field(e2e.cluster, job, "JobState") == "COMPLETED"
     assert final.state == RecoveryState.COMPLETED
-    assert advice.status == AdviceStatus.NOT_EXECUTED and advice.decided_by == "alice"
+    assert advice.status == AdviceStatus.NOT_EXECUTED and advice.decided_by == f"{os_user()} (note: alice)"
     assert advice.not_executed_reason == "job completed before the approved action"
     assert "not executed: job completed before the approved action" in lazarus_cli(e2e, "show", str(job)).stdout
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from lazarus.identity import os_user
 from lazarus.models.ledger import DrainRequest, Implication, ResumeRequest
 from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode, Policy
@@ -330,8 +331,8 @@ async def test_approvals_for_another_cluster_another_job_or_a_stale_generation_a
     current = await assert_eventually(recorded, timeout=20)
     assert current.state == RecoveryState.AWAITING_APPROVAL and restarts(e2e.cluster, job) == 0
     eve, mallory = current.refused_answers
-    assert eve.operator == "eve" and "othercluster" in eve.reason
-    assert mallory.operator == "mallory" and "stale advice generation" in mallory.reason
+    assert eve.operator == f"{os_user()} (note: eve)" and "othercluster" in eve.reason
+    assert mallory.operator == f"{os_user()} (note: mallory)" and "stale advice generation" in mallory.reason
     shown = cli(e2e, slurm_log, "show", str(job)).stdout
     assert mallory.describe() in shown and "1 earlier" in shown, shown
     await handle.execute_update(
@@ -339,4 +340,4 @@ async def test_approvals_for_another_cluster_another_job_or_a_stale_generation_a
         Rejection(generation=generation, operator="ops", job_id=job, cluster="lztest"),
     )
     final = await wait_state(e2e, job, RecoveryState.STOPPED, timeout=30)
-    assert final.advice_history[0].decided_by == "ops" and restarts(e2e.cluster, job) == 0
+    assert final.advice_history[0].decided_by == f"{os_user()} (note: ops)" and restarts(e2e.cluster, job) == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from lazarus.identity import os_user
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import AdviceStatus, Approval, RecoveryState, Rejection
 from tests.e2e.helpers import job_field, restarts, restore_nodes, wait_state
@@ -31,7 +32,7 @@ async def test_approved_advice_restarts_the_job_and_stale_generations_are_refuse
         e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, RecoveryState.FAILED, timeout=120
     )
     assert final.state == RecoveryState.COMPLETED
-    assert final.advice_history[0].decided_by == "alice"
+    assert final.advice_history[0].decided_by == f"{os_user()} (note: alice)"  # the caller, with its note
     assert restarts(e2e.cluster, job) == 1
     restore_nodes(e2e.cluster)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.worker import Worker
@@ -190,6 +191,29 @@ def ended(attempt: int, state: JobState = JobState.FAILED, exit_code: int = 1) -
     return AttemptEnded(attempt=attempt, state=state, exit_code=exit_code, at=T0)
 
 
+def workflow_interceptors() -> list:
+    """The workers' inbound interceptors: the caller of each message (none under a revision older than the
+    caller header, which ``scripts/record_histories.py --rev`` imports)."""
+    try:
+        from workflows.callers import CallerInterceptor
+    except ImportError:
+        return []
+    return [CallerInterceptor()]
+
+
+def as_caller(client: Client, name: str) -> Client:
+    """A client of the same server that sends ``name`` as its caller identity, as the lazarus CLI does."""
+    from lazarus.identity import CallerHeaders
+    from lazarus.models.callers import Caller
+
+    return Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=pydantic_data_converter,
+        interceptors=[CallerHeaders(Caller(name=name))],
+    )
+
+
 async def send(handle: WorkflowHandle, *events) -> None:
     """Signal each event as telemetry does, by the signal named for it; to older workflow code without those
     handlers (``scripts/record_histories.py --rev``), in the generic ``job_event`` envelope."""
@@ -202,8 +226,9 @@ async def send(handle: WorkflowHandle, *events) -> None:
             await handle.signal(handler, event)
 
 
-def job_input(mode: Mode = Mode.ACT, **policy) -> JobRecoveryInput:
+def job_input(mode: Mode = Mode.ACT, operators: tuple[str, ...] = (), **policy) -> JobRecoveryInput:
     return JobRecoveryInput(
+        **({"operators": list(operators)} if operators else {}),  # older revisions (--rev) have no list
         cluster="test",
         job_id=1000 + uuid.uuid4().int % 100000,
         user="alice",
@@ -228,7 +253,12 @@ class Running:
     async def __aenter__(self) -> Running:
         acts = self.fake.activities()
         self._workers = [
-            Worker(self.client, task_queue=self.task_queue, workflows=[JobRecoveryWorkflow]),
+            Worker(
+                self.client,
+                task_queue=self.task_queue,
+                workflows=[JobRecoveryWorkflow],
+                interceptors=workflow_interceptors(),
+            ),
             Worker(self.client, task_queue=self.inp.scheduler_queue, activities=acts[:-1]),
             Worker(self.client, task_queue=self.inp.telemetry_queue, activities=acts[-1:]),
         ]

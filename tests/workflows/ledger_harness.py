@@ -22,6 +22,7 @@ from lazarus.models.ledger import (
     NodeHealthVerdict,
 )
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+from tests.workflows.harness import workflow_interceptors
 from tests.workflows.notify_double import notify_activities
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -84,21 +85,27 @@ class FakeNodes:
 
 
 @asynccontextmanager
-async def running_ledger(env, fake: FakeNodes, cluster: str = "t", **policy):
+async def running_ledger(env, fake: FakeNodes, cluster: str = "t", operators: tuple[str, ...] = (), **policy):
     """A ledger whose scheduler and telemetry activities are ``fake``'s; always ended when the test leaves: its
     reconciliation timer would otherwise hold the time-skipping server's clock (a timer firing for a workflow
     nobody serves leaves a task outstanding for the rest of the session)."""
     sched = "ledger-sched-" + uuid.uuid4().hex[:6]
     tq = "ledger-" + uuid.uuid4().hex[:6]
     workers = [
-        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow]),
+        Worker(env.client, task_queue=tq, workflows=[NodeLedgerWorkflow], interceptors=workflow_interceptors()),
         Worker(env.client, task_queue=sched, activities=fake.activities()),
     ]
     for w in workers:
         await w.__aenter__()
     handle = await env.client.start_workflow(
         NodeLedgerWorkflow.run,
-        LedgerInput(cluster=cluster, policy=LedgerPolicy(**policy), scheduler_queue=sched, telemetry_queue=sched),
+        LedgerInput(
+            cluster=cluster,
+            policy=LedgerPolicy(**policy),
+            scheduler_queue=sched,
+            telemetry_queue=sched,
+            operators=list(operators),
+        ),
         id="ledger-" + uuid.uuid4().hex[:6],
         task_queue=tq,
     )

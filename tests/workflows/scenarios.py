@@ -46,11 +46,13 @@ from tests.workflows.harness import (
     FakeScheduler,
     Running,
     app_error,
+    as_caller,
     ended,
     job_input,
     progress,
     send,
     started,
+    workflow_interceptors,
     xid79_on,
 )
 from tests.workflows.ledger_harness import FakeNodes as NodesWithAgents
@@ -166,7 +168,7 @@ class Ledger:
     async def __aenter__(self) -> Ledger:
         sched, queue = "ledger-sched-" + uuid.uuid4().hex[:6], "ledger-" + uuid.uuid4().hex[:6]
         self._workers = [
-            Worker(self.client, task_queue=queue, workflows=[NodeLedgerWorkflow]),
+            Worker(self.client, task_queue=queue, workflows=[NodeLedgerWorkflow], interceptors=workflow_interceptors()),
             Worker(self.client, task_queue=sched, activities=self.fake.activities()),
         ]
         for w in self._workers:
@@ -390,6 +392,31 @@ async def monitor_mode_switched_to_act(env: WorkflowEnvironment) -> list[Workflo
     return [run.handle]
 
 
+@scenario(
+    "time-skipping",
+    "authorization.operators: a caller not permitted is refused (its approve and mode signals recorded, its "
+    "update refused), then a permitted operator approves by update",
+)
+async def monitor_mode_only_operators_answer(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    run = Running(env.client, job_input(Mode.MONITOR, operators=("alice",)))
+    await run.__aenter__()
+    try:
+        await send(run.handle, started(0), xid79_on("node2"), ended(0))
+        await wait_state(env, run.handle, RecoveryState.AWAITING_APPROVAL)
+        mallory = as_caller(env.client, "mallory").get_workflow_handle(run.handle.id)
+        await mallory.signal(JobRecoveryWorkflow.approve_advice_signal, Approval(generation=1, operator="alice"))
+        await mallory.signal(JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode.ACT, scope="job", operator="alice"))
+        with contextlib.suppress(WorkflowUpdateFailedError):  # refused by the validator: leaves no history
+            await mallory.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice"))
+        alice = as_caller(env.client, "alice").get_workflow_handle(run.handle.id)
+        await alice.execute_update(JobRecoveryWorkflow.approve_advice, Approval(generation=1, operator="alice"))
+        await wait_state(env, run.handle, RecoveryState.VERIFYING)
+        await next_attempt_completes(run)
+    finally:
+        await run.__aexit__(None, None, None)
+    return [run.handle]
+
+
 # ---- job workflow: timers -----------------------------------------------------------------------------
 
 
@@ -580,6 +607,36 @@ async def node_ledger(env: WorkflowEnvironment) -> list[WorkflowHandle]:
         await env.sleep(timedelta(minutes=6))
         await ledger.handle.query(NodeLedgerWorkflow.view)
     return [ledger.handle]
+
+
+@scenario(
+    "time-skipping",
+    "authorization.operators reach a running ledger with the workers' policy; a kill switch from a caller not "
+    "permitted is recorded, a permitted operator's drain, resume and kill switch are applied",
+)
+async def node_ledger_only_operators(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    from lazarus.models.ledger import DrainRequest, PolicyChange
+
+    async with Ledger(env) as ledger:
+        await ledger.handle.signal(
+            NodeLedgerWorkflow.set_policy, PolicyChange(policy=LedgerPolicy(), by="config", operators=["alice"])
+        )
+        mallory = as_caller(env.client, "mallory").get_workflow_handle(ledger.id)
+        await mallory.signal(NodeLedgerWorkflow.set_cluster_mode, ModeChange(mode=Mode.ACT, scope="cluster"))
+        with contextlib.suppress(WorkflowUpdateFailedError):  # refused by the validator: leaves no history
+            await mallory.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node6", operator="x"))
+        alice = as_caller(env.client, "alice").get_workflow_handle(ledger.id)
+        await alice.execute_update(
+            NodeLedgerWorkflow.drain_node, DrainRequest(node="node6", operator="a", reason="fan")
+        )
+        await alice.execute_update(NodeLedgerWorkflow.resume_node, ResumeRequest(node="node6", operator="a"))
+        await alice.signal(NodeLedgerWorkflow.set_cluster_mode, ModeChange(mode=Mode.MONITOR, scope="cluster"))
+        await wait_for(env, lambda: _mode_set(ledger), "the kill switch applied")
+    return [ledger.handle]
+
+
+async def _mode_set(ledger: Ledger) -> bool:
+    return (await ledger.handle.query(NodeLedgerWorkflow.view)).mode_override is not None
 
 
 # ---- continue-as-new (dev server: suggested after 20 events) -------------------------------------------

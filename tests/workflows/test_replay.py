@@ -24,6 +24,7 @@ from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 from lazarus.models import names
 from tests.workflows.patch_ids import patch_ids_in
 from tests.workflows.scenarios import SCENARIOS
+from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 from workflows.telemetry_lease import TelemetryLeaseWorkflow
@@ -81,7 +82,9 @@ def test_each_stored_history_is_of_a_workflow_the_replay_runs():
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_stored_history_replays_with_the_current_workflow_code(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())
-    replayer = Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)  # sandboxed, as workers run
+    replayer = Replayer(  # sandboxed and intercepted (the caller of each message), as workers run
+        workflows=WORKFLOWS, data_converter=pydantic_data_converter, interceptors=[CallerInterceptor()]
+    )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     if result.replay_failure is not None:
         pytest.fail(
@@ -142,7 +145,10 @@ async def test_every_patch_is_replayed_by_a_history_from_before_it_and_one_from_
 
     monkeypatch.setattr(workflow, "patched", recording)
     replayer = Replayer(
-        workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=UnsandboxedWorkflowRunner()
+        workflows=WORKFLOWS,
+        data_converter=pydantic_data_converter,
+        workflow_runner=UnsandboxedWorkflowRunner(),
+        interceptors=[CallerInterceptor()],
     )
     for path in HISTORIES:
         replaying.append(path.name)

@@ -21,6 +21,7 @@ from lazarus.models.slurm import JobState
 from tests.workflows.conftest import register_search_attributes
 from tests.workflows.harness import Running, ended, job_input, send, started, xid79_on
 from tests.workflows.ledger_harness import FakeNodes, imp, running_ledger, settle
+from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
 
@@ -77,7 +78,10 @@ async def test_a_recovery_records_each_fact_once_and_its_replay_records_nothing(
     assert labels["workflow_type"] == "JobRecoveryWorkflow" and "task_queue" in labels
 
     replayer = Replayer(
-        workflows=[JobRecoveryWorkflow], data_converter=pydantic_data_converter, runtime=metered_env.runtime
+        workflows=[JobRecoveryWorkflow],
+        data_converter=pydantic_data_converter,
+        runtime=metered_env.runtime,
+        interceptors=[CallerInterceptor()],
     )
     await replayer.replay_workflow(history)
     assert lazarus_updates() == []

@@ -66,6 +66,7 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
       "notifications" (dict "webhooks" $v.notifications.webhooks)
       "ledger" $ledger
       "policies" $v.policies
+      "authorization" (dict "operators" $v.authorization.operators)
       "logging" (dict "json" $v.logging.json "level" $v.logging.level)
       "worker" (dict "graceful_shutdown" $v.worker.gracefulShutdownSeconds)
       "metrics" $metrics -}}
