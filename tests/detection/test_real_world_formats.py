@@ -1,0 +1,268 @@
+"""Recognition of failures as real logs print them (issue 9): wording of other driver, NCCL, PyTorch and
+Slurm versions, lines cut by a terminal, the job's own decision to stop, launch and configuration
+mistakes, and hangs ended by a watchdog or reported by a stall inspector. Each case is one log given to
+``diagnose_files``, the function behind ``lazarus diagnose``."""
+
+from __future__ import annotations
+
+import pytest
+
+from lazarus.detection.reader import diagnose_files
+from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+
+CRASH, HANG = FailureKind.CRASH, FailureKind.HANG
+STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
+
+
+def _diagnose(tmp_path, text: str):
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    return diagnose_files([path])
+
+
+def test_a_line_cut_mid_word_by_the_terminal_is_read_as_one_message(tmp_path):
+    text = (
+        "[rank1]:[E307 05:30:20.039566920 ProcessGroupNCCL.cpp:2057] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+        "Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught collectiv\n"
+        "e operation timeout: WorkNCCL(SeqNum=13, OpType=SCATTER, NumelIn=384, NumelOut=0, Timeout(ms)=1800000) "
+        "ran for 1800085 milliseconds before timing out.\n"
+    )
+    result = _diagnose(tmp_path, text)
+    assert result.signature == "nccl_watchdog_timeout"
+    assert "collective operation timeout" in result.evidence[0].text
+
+
+def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
+    text = "RuntimeError: CUDA error: out of memory\nnext line in lower case\n"
+    result = _diagnose(tmp_path, text)
+    assert result.signature == "cuda_oom"
+    assert "next line" not in result.evidence[0].text
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "kind", "category", "advice"),
+    [
+        # the watchdog of torch versions before SeqNum was printed
+        (
+            "  what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+            "Timeout(ms)=1800000) ran for 1802691 milliseconds before timing out.",
+            "nccl_watchdog_timeout",
+            HANG,
+            Category.UNKNOWN,
+            SAME,
+        ),
+        # the training script stopped itself: a restart with the same settings diverges again
+        ("[11:41:59.064379] Loss is nan, stopping training", "nan_loss_abort", CRASH, Category.APPLICATION, STOP),
+        ("ValueError: Loss is NaN", "nan_loss_abort", CRASH, Category.APPLICATION, STOP),
+        (
+            "[INFO] [stage2.py:1628:step] [deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, "
+            "reducing to 1",
+            "loss_scale_minimum",
+            CRASH,
+            Category.APPLICATION,
+            STOP,
+        ),
+        (
+            " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |",
+            "nan_loss",
+            CRASH,
+            Category.APPLICATION,
+            SAME,
+        ),
+        # NCCL errors as Horovod and old NCCL print them
+        (
+            "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error",
+            "nccl_unhandled_cuda_error",
+            CRASH,
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        (
+            "mlc-cluster-23:3070:3090 [0] include/shm.h:42 NCCL WARN Cuda failure 'invalid argument'",
+            "nccl_unhandled_cuda_error",
+            CRASH,
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        (
+            "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, "
+            "opcode 1, len 0, vendor err 129",
+            "ib_completion_error",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        # signals as torch elastic reports them
+        (
+            "E1007 12:45:33.652000 18678 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+            "(exitcode: -11) local_rank: 0 (pid: 18745) of binary: /usr/bin/python",
+            "process_segfault",
+            CRASH,
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        (
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 12345 got signal: 15",
+            "generic_external_signal",
+            CRASH,
+            Category.UNKNOWN,
+            SAME,
+        ),
+        # storage
+        (
+            "[rank3]: OSError: [Errno 5] Input/output error: '/app/naifu555'",
+            "storage_io_exception",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        (
+            "RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file "
+            "data/228: file write failed",
+            "storage_write_failed",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            STOP,
+        ),
+        # GPU, driver and firmware wording without an Xid
+        (
+            "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+            "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+            "               NVRM: fallen off the bus and is not responding to commands.",
+            "xid_79_fallen_off_bus",
+            CRASH,
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        (
+            "CUDA error: uncorrectable NVLink error detected during the execution",
+            "xid_74_nvlink",
+            CRASH,
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        (
+            "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)",
+            "gsp_reset_required",
+            CRASH,
+            Category.SYSTEM_SOFTWARE,
+            EXCLUDE,
+        ),
+        (
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU.",
+            "gpu_driver_unusable",
+            CRASH,
+            Category.SYSTEM_SOFTWARE,
+            STOP,
+        ),
+        # rendezvous and Slurm wording of other versions
+        (
+            "RuntimeError: connect() timed out. Original timeout was 60000 ms.",
+            "rendezvous_timeout",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        (
+            "slurmstepd: *** JOB 1479012 CANCELLED AT 2015-02-04T06:33:25 *** on sh-2-3",
+            "slurm_cancelled",
+            CRASH,
+            Category.APPLICATION,
+            STOP,
+        ),
+        (
+            "srun: error: Application launch failed: Job credential expired",
+            "slurm_auth_failure",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            STOP,
+        ),
+        (
+            "submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on n1: this job is preempted.",
+            "cloud_preemption",
+            CRASH,
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+    ],
+)
+def test_wordings_of_other_versions_are_recognised(tmp_path, text, signature, kind, category, advice):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        signature,
+        kind,
+        category,
+        advice,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "kind"),
+    [
+        (
+            "[12964845.761251] beegfs: mount(1516568): The config argument 'connClientPort' is invalid",
+            "config_value_invalid",
+            CRASH,
+        ),
+        (
+            "include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol",
+            "nccl_network_config",
+            CRASH,
+        ),
+        (
+            "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
+            "nccl_network_config",
+            CRASH,
+        ),
+        (
+            "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+            "(world_size=4, worker_count=8, timeout=0:30:00)",
+            "store_barrier_world_mismatch",
+            HANG,
+        ),
+        (
+            "29: srun: Job 9479148 step creation temporarily disabled, retrying (Requested nodes are busy)",
+            "slurm_step_waiting",
+            HANG,
+        ),
+        ("slurmstepd: error: execve(): python: No such file or directory", "launch_executable_missing", CRASH),
+        ("Illegal instruction (core dumped)", "process_fpe_or_illegal_instruction", CRASH),
+        (
+            "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+            "and are waiting for remainder of ranks for more than 60 seconds.",
+            "horovod_stall",
+            HANG,
+        ),
+    ],
+)
+def test_launch_and_configuration_mistakes_stop_instead_of_retrying(tmp_path, text, signature, kind):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        signature,
+        kind,
+        Category.APPLICATION,
+        STOP,
+    )
+
+
+def test_a_store_barrier_that_counts_the_world_size_is_not_a_failure(tmp_path):
+    text = (
+        "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+        "(world_size=4, worker_count=4, timeout=0:30:00)\n"
+    )
+    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+def test_the_batch_script_missing_on_a_node_blames_the_node_not_the_job(tmp_path):
+    text = "slurmstepd: error: execve(): /tmp/slurmd/job2997813/slurm_script: No such file or directory\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "slurm_script_missing_on_node",
+        Category.INFRASTRUCTURE,
+        EXCLUDE,
+    )
+
+
+def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
+    text = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
+    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
