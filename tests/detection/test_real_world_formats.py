@@ -266,3 +266,70 @@ def test_the_batch_script_missing_on_a_node_blames_the_node_not_the_job(tmp_path
 def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
     text = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
     assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "category", "advice"),
+    [
+        (
+            "RuntimeError: CUDA error: the launch timed out and was terminated",
+            "cuda_launch_failure",
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+            "cuda_launch_failure",
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        ("RuntimeError: CUDA error: ECC error", "cuda_ecc_uncorrectable", Category.HARDWARE, EXCLUDE),
+        (
+            "RuntimeError: CUDA error: system not yet initialized",
+            "gpu_fabric_not_initialized",
+            Category.SYSTEM_SOFTWARE,
+            EXCLUDE,
+        ),
+        (
+            "node1:1:1 [0] init.cc:1330 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000",
+            "nccl_invalid_usage",
+            Category.APPLICATION,
+            STOP,
+        ),
+        (
+            "torch.distributed.DistBackendError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from "
+            "[0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+            "rendezvous_timeout",
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        (
+            "OSError: [Errno 30] Read-only file system: '/scratch/out'",
+            "storage_io_exception",
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        (
+            "kernel: GPFS: 6027-2713 Unable to access file system",
+            "parallel_fs_unavailable",
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        ("kernel: EXT4-fs (md0): Remounting filesystem read-only", "local_fs_error", Category.HARDWARE, EXCLUDE),
+        (
+            "kernel: mlx5_core 0000:3b:00.0: mlx5_fw_fatal_reporter_err_work:690:(pid 123): Driver is in error state. Unloading",
+            "ib_nic_catastrophic",
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        (
+            "*** Error in `python': double free or corruption (!prev): 0x0000000001234567 ***",
+            "heap_corruption",
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+    ],
+)
+def test_runtime_driver_storage_and_fabric_errors_get_the_table_s_advice(tmp_path, text, signature, category, advice):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
