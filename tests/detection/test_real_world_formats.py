@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from lazarus.detection.normalize import normalize
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 
@@ -333,3 +334,30 @@ def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
 def test_runtime_driver_storage_and_fabric_errors_get_the_table_s_advice(tmp_path, text, signature, category, advice):
     result = _diagnose(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("192.168.13.81: RuntimeError: boom", "RuntimeError: boom"),
+        ("rdma-test-gpu-worker-1: ValueError: bad", "ValueError: bad"),
+        ("(ActorModelRayActorBOX pid=12903, ip=10.0.0.3) KeyError: 'x'", "KeyError: 'x'"),
+        ("[trainer0|0]:ncclInternalError: Internal check failed.", "ncclInternalError: Internal check failed."),
+        ("[rank: 0] Received SIGTERM: 15", "Received SIGTERM: 15"),
+        ("[Sat Oct 12 18:38:44 2024] INFO: task python:1 blocked", "INFO: task python:1 blocked"),
+        ("[  +0.000844] nvidia 0000:03:00.0: AER: x", "nvidia 0000:03:00.0: AER: x"),
+        (
+            "E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/multiprocessing/api.py:833] failed",
+            "failed",
+        ),
+        ("[rank1]:[E206 16:45:19.244433255 ProcessGroupNCCL.cpp:1785] [PG 0 Rank 1] x", "[PG 0 Rank 1] x"),
+        ("> OSError: gone", "OSError: gone"),
+    ],
+)
+def test_launcher_host_ray_torchx_and_pytorch_log_prefixes_are_stripped(line, message):
+    assert normalize(line) == message
+
+
+@pytest.mark.parametrize("line", ["RuntimeError: boom", "torch.distributed.DistBackendError: x", "ValueError: v"])
+def test_an_exception_name_is_never_taken_for_a_prefix(line):
+    assert normalize(line) == line
