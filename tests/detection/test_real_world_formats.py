@@ -361,3 +361,34 @@ def test_launcher_host_ray_torchx_and_pytorch_log_prefixes_are_stripped(line, me
 @pytest.mark.parametrize("line", ["RuntimeError: boom", "torch.distributed.DistBackendError: x", "ValueError: v"])
 def test_an_exception_name_is_never_taken_for_a_prefix(line):
     assert normalize(line) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "category", "advice"),
+    [
+        (
+            "slurmstepd: error: Job 123 exceeded memory limit (1234 > 1000), being killed",
+            "host_oom_invoked",
+            Category.APPLICATION,
+            STOP,
+        ),
+        ("srun: error: node2: task 8: Out Of Memory", "host_oom_invoked", Category.APPLICATION, STOP),
+        (
+            "srun: error: Unable to allocate resources: Requested time limit is invalid (missing or exceeds some limit)",
+            "slurm_request_rejected",
+            Category.APPLICATION,
+            STOP,
+        ),
+        ("srun: error: prolog failed on node node2", "slurm_prolog_failed", Category.INFRASTRUCTURE, EXCLUDE),
+    ],
+)
+def test_slurm_wordings_of_memory_limits_refused_requests_and_failed_prologs(
+    tmp_path, text, signature, category, advice
+):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
+
+
+def test_a_busy_allocation_is_not_a_refused_request(tmp_path):
+    result = _diagnose(tmp_path, "srun: error: Unable to allocate resources: Requested nodes are busy\n")
+    assert result.signature != "slurm_request_rejected"
