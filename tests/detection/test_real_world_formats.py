@@ -392,3 +392,26 @@ def test_slurm_wordings_of_memory_limits_refused_requests_and_failed_prologs(
 def test_a_busy_allocation_is_not_a_refused_request(tmp_path):
     result = _diagnose(tmp_path, "srun: error: Unable to allocate resources: Requested nodes are busy\n")
     assert result.signature != "slurm_request_rejected"
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "kind"),
+    [
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store "
+            "has failed. See inner exception for details.",
+            "rendezvous_timeout",
+            CRASH,
+        ),
+        (
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
+            "for recv operation to complete",
+            "gloo_collective_timeout",
+            HANG,
+        ),
+        ("ERROR: Unexpected segmentation fault encountered in worker.", "process_segfault", CRASH),
+    ],
+)
+def test_store_gloo_and_worker_failures_are_retried_not_blamed_on_the_code(tmp_path, text, signature, kind):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.retry_advice) == (signature, kind, SAME)
