@@ -415,3 +415,39 @@ def test_a_busy_allocation_is_not_a_refused_request(tmp_path):
 def test_store_gloo_and_worker_failures_are_retried_not_blamed_on_the_code(tmp_path, text, signature, kind):
     result = _diagnose(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.retry_advice) == (signature, kind, SAME)
+
+
+@pytest.mark.parametrize(
+    ("text", "signature"),
+    [
+        (
+            "[rank14]:[E ProcessGroupNCCL.cpp:1537] [PG 1 Rank 14] Timeout at NCCL work: 15734, last enqueued NCCL "
+            "work: 15735, last completed NCCL work: 15733.",
+            "nccl_watchdog_timeout",
+        ),
+        (
+            "[rank5]:[E ProcessGroupNCCL.cpp:1595] [PG 0 Rank 5] Process group watchdog thread terminated with "
+            "exception: [Rank 5] Watchdog caught collective operation timeout",
+            "nccl_watchdog_timeout",
+        ),
+        (
+            "[rank2]:[E1230 17:23:34.949429634 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 2] "
+            "Exception (either an error or timeout) detected by watchdog at work: 18590",
+            "generic_timeout_hang",
+        ),
+        ("TimeoutError: The operation timed out", "generic_timeout_hang"),
+    ],
+)
+def test_hangs_ended_by_a_watchdog_or_a_timeout_are_hangs_in_every_wording(tmp_path, text, signature):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.retry_advice) == (signature, HANG, SAME)
+
+
+def test_a_store_wait_timeout_is_a_rendezvous_failure_not_a_code_bug(tmp_path):
+    text = "torch.distributed.DistStoreError: wait timeout after 300000ms, keys: /default_pg//0//cuda//0\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "rendezvous_timeout",
+        Category.INFRASTRUCTURE,
+        SAME,
+    )
