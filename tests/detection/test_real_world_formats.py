@@ -64,8 +64,8 @@ def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
             STOP,
         ),
         (
-            " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |",
-            "nan_loss",
+            " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |\n" * 3,
+            "nan_grad_norm",
             CRASH,
             Category.APPLICATION,
             SAME,
@@ -451,3 +451,17 @@ def test_a_store_wait_timeout_is_a_rendezvous_failure_not_a_code_bug(tmp_path):
         Category.INFRASTRUCTURE,
         SAME,
     )
+
+
+@pytest.mark.parametrize(("world", "workers"), [(4, 2), (16, 8), (8, 1)])
+def test_ranks_still_arriving_at_the_store_barrier_are_not_a_failure(tmp_path, world, workers):
+    text = (
+        "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+        f"(world_size={world}, worker_count={workers}, timeout=0:30:00)\n"
+    )
+    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+def test_one_nan_gradient_norm_is_a_skipped_overflow_not_a_failure(tmp_path):
+    text = " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |\n"
+    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
