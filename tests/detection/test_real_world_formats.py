@@ -465,3 +465,13 @@ def test_ranks_still_arriving_at_the_store_barrier_are_not_a_failure(tmp_path, w
 def test_one_nan_gradient_norm_is_a_skipped_overflow_not_a_failure(tmp_path):
     text = " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |\n"
     assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+def test_a_native_bad_alloc_is_the_host_running_out_of_memory(tmp_path):
+    result = _diagnose(tmp_path, "terminate called after throwing an instance of 'std::bad_alloc'\n")
+    assert (result.signature, result.retry_advice) == ("host_oom_invoked", STOP)
+
+
+def test_a_keyboard_interrupt_is_an_external_signal(tmp_path):
+    result = _diagnose(tmp_path, "Traceback (most recent call last):\nKeyboardInterrupt\n")
+    assert (result.signature, result.retry_advice) == ("generic_external_signal", SAME)
