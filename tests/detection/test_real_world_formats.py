@@ -475,3 +475,53 @@ def test_a_native_bad_alloc_is_the_host_running_out_of_memory(tmp_path):
 def test_a_keyboard_interrupt_is_an_external_signal(tmp_path):
     result = _diagnose(tmp_path, "Traceback (most recent call last):\nKeyboardInterrupt\n")
     assert (result.signature, result.retry_advice) == ("generic_external_signal", SAME)
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "category", "advice"),
+    [
+        (
+            "kernel: mce: Uncorrected hardware memory error in user-access at 1234",
+            "host_mce_uncorrected",
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        (
+            "kernel: nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+            "nvme_failure",
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        ("kernel: bnxt_en 0000:3b:00.0 eth0: NIC Link is Down", "ib_port_down", Category.INFRASTRUCTURE, EXCLUDE),
+        (
+            "kernel: NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out",
+            "ib_nic_catastrophic",
+            Category.HARDWARE,
+            EXCLUDE,
+        ),
+        (
+            "NCCL WARN NET/IB : Got async event : local work queue catastrophic error",
+            "ib_qp_fatal",
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
+        ("Maintenance event: Instance is scheduled for maintenance", "cloud_preemption", Category.INFRASTRUCTURE, SAME),
+        (
+            "Pod was terminated in response to imminent node shutdown.",
+            "cloud_preemption",
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
+        ("    Reason: OOMKilled", "host_oom_killer", Category.APPLICATION, STOP),
+        (
+            "docker: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container "
+            "process caused: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.1",
+            "gpu_driver_unusable",
+            Category.SYSTEM_SOFTWARE,
+            STOP,
+        ),
+    ],
+)
+def test_host_memory_disks_nics_maintenance_and_containers(tmp_path, text, signature, category, advice):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
