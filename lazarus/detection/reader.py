@@ -10,8 +10,9 @@ followed by indented continuation lines (a wrapped kernel or driver message,
 the body of a chained error) is handed over as one line, at most
 ``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations. A
 long hit line cut in the middle of a word by a terminal or a web page (it ends
-in a letter and the next line goes on in lower case) is joined without a
-space, so ``collectiv`` + ``e operation timeout`` reads as one message.
+in a letter and the next line goes on with a lower-case word fragment, not a
+new record such as ``node2: ...``) is joined without a space, so
+``collectiv`` + ``e operation timeout`` reads as one message.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
 MAX_CONTINUATION_LINES = 3
 _CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^)\S")
-HARD_WRAP_MIN_BYTES = 60
-_HARD_WRAP_NEXT = re.compile(rb"[a-z]")
+HARD_WRAP_MIN_BYTES = 80
+# The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
+# (``node2: ...``, ``rank3 ...``, ``train.py:12``).
+_HARD_WRAP_NEXT = re.compile(rb"[a-z]+[ ,.;)]")
 _HARD_WRAP_END = re.compile(rb"[A-Za-z]$")
 
 

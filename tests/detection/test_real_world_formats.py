@@ -525,3 +525,14 @@ def test_a_keyboard_interrupt_is_an_external_signal(tmp_path):
 def test_host_memory_disks_nics_maintenance_and_containers(tmp_path, text, signature, category, advice):
     result = _diagnose(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
+
+
+def test_a_new_record_after_a_long_line_ending_in_a_word_is_not_joined_to_it(tmp_path):
+    text = (
+        "node1: [2024-05-01 12:00:00] Step 1200 of the data loader finished, prefetching the next shard for rank\n"
+        "node2: Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
+    )
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    result = diagnose_files([path], known_nodes=["node1", "node2"])
+    assert (result.signature, result.implicated_nodes) == ("gpu_lost", ["node2"])
