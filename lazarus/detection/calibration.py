@@ -15,11 +15,11 @@ from __future__ import annotations
 
 # (lower bound of the raw score, observed share of right retry advice on dev), ascending.
 STEPS: tuple[tuple[float, float], ...] = (
-    (0.0, 0.57),  # n=7
-    (0.3, 0.70),  # n=70
-    (0.6, 0.88),  # n=75
-    (0.7, 0.93),  # n=29
-    (0.8, 0.95),  # n=22
+    (0.0, 0.50),  # n=6
+    (0.3, 0.71),  # n=65
+    (0.6, 0.88),  # n=77
+    (0.7, 0.93),  # n=28
+    (0.8, 0.95),  # n=21
     (0.9, 0.97),  # n=9 (all right; capped below 1: nine cases prove little)
 )
 
