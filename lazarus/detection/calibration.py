@@ -16,8 +16,8 @@ from __future__ import annotations
 # (lower bound of the raw score, observed share of right retry advice on dev), ascending.
 STEPS: tuple[tuple[float, float], ...] = (
     (0.0, 0.50),  # n=6
-    (0.3, 0.71),  # n=65
-    (0.6, 0.88),  # n=77
+    (0.3, 0.71),  # n=62
+    (0.6, 0.88),  # n=76
     (0.7, 0.93),  # n=28
     (0.8, 0.95),  # n=21
     (0.9, 0.97),  # n=9 (all right; capped below 1: nine cases prove little)

@@ -7,8 +7,8 @@ The same NCCL or kernel message reaches Lazarus behind many prefixes: srun
 bracketed timestamps, container or pod names (``worker-1 | ``), the host a
 parallel launcher names (pdsh/DeepSpeed ``node01: ``, ``10.0.0.3: ``), Ray actors
 (``(RayWorker pid=12, ip=10.0.0.3) ``), TorchX roles (``[trainer0|0]:``),
-PyTorch's own glog prefixes (``[E1030 03:19:32.58 ProcessGroupNCCL.cpp:1785] ``)
-and quoting (``> ``). :func:`normalize` removes them, repeatedly, so a pattern
+and PyTorch's own glog prefixes (``[E1030 03:19:32.58 ProcessGroupNCCL.cpp:1785] ``).
+:func:`normalize` removes them, repeatedly, so a pattern
 anchored on the message itself (``^RuntimeError:``) matches whatever tool
 wrapped the line. Locators still read the original line: prefixes are where the
 node and the rank are named.
@@ -39,7 +39,6 @@ _PREFIX = re.compile(
     | \[[A-Za-z_]+\d+(?:\|\d+)?\]:\s?                      # TorchX role replica
     | \[rank:\s?\d+\]:?\s?                                # Lightning rank prefix
     | \[[EWIF]\d{0,4}\s[\d:.\s]*[\w./-]+:\d+\]\s           # PyTorch c10 log prefix
-    | >\s?                                                # quoted (e-mail, markdown)
     | \[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*  # ISO timestamp
     | \d\d:\d\d:\d\d(?:[.,]\d+)?\s+                       # bare time of day
     | [\w.-]{1,63}\s\|\s                                  # docker compose / container name
