@@ -3,8 +3,12 @@
 The same NCCL or kernel message reaches Lazarus behind many prefixes: srun
 ``--label`` (``3: ``), mpirun ``--tag-output`` (``[1,3]<stdout>:``), torchrun
 (``[rank3]:``), syslog (``May  1 12:00:00 node4 kernel:``), dmesg
-(``[12345.678901]``), ISO or bracketed timestamps and container or pod names
-(``worker-1 | ``). :func:`normalize` removes them, repeatedly, so a pattern
+(``[12345.678901]``, ``[  +0.000844]``, ``[Sat Oct 12 18:38:44 2024]``), ISO or
+bracketed timestamps, container or pod names (``worker-1 | ``), the host a
+parallel launcher names (pdsh/DeepSpeed ``node01: ``, ``10.0.0.3: ``), Ray actors
+(``(RayWorker pid=12, ip=10.0.0.3) ``), TorchX roles (``[trainer0|0]:``),
+and PyTorch's own glog prefixes (``[E1030 03:19:32.58 ProcessGroupNCCL.cpp:1785] ``).
+:func:`normalize` removes them, repeatedly, so a pattern
 anchored on the message itself (``^RuntimeError:``) matches whatever tool
 wrapped the line. Locators still read the original line: prefixes are where the
 node and the rank are named.
@@ -27,12 +31,19 @@ _PREFIX = re.compile(
     | \[default\d+\]:\s?                                  # torchrun --tee default prefix
     | (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s\d\d:\d\d:\d\d\s+[\w.-]+\s+
       (?:[\w./-]+(?:\[\d+\])?:\s)?                        # syslog: date host tag[pid]:
-    | \[\s*\d+\.\d+\]\s?                                  # dmesg seconds since boot
+    | \[\s*\+?\d+\.\d+\]\s?                               # dmesg seconds since boot, dmesg -d deltas
+    | \[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s\w{3}\s+\d{1,2}\s\d\d:\d\d:\d\d\s\d{4}\]\s?  # dmesg -T
+    | (?:\d{1,3}\.){3}\d{1,3}:\s                          # pdsh / DeepSpeed launcher: host IP
+    | [a-z][\w-]*\d[\w.-]*:\s(?=\S)                       # pdsh / DeepSpeed launcher: host name with a digit
+    | \([\w.]+\s+pid=\d+(?:,\s*ip=[\d.]+)?\)\s             # Ray actor or task
+    | \[[A-Za-z_]+\d+(?:\|\d+)?\]:\s?                      # TorchX role replica
+    | \[rank:\s?\d+\]:?\s?                                # Lightning rank prefix
+    | \[[EWIF]\d{0,4}\s[\d:.\s]*[\w./-]+:\d+\]\s           # PyTorch c10 log prefix
     | \[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*  # ISO timestamp
     | \d\d:\d\d:\d\d(?:[.,]\d+)?\s+                       # bare time of day
     | [\w.-]{1,63}\s\|\s                                  # docker compose / container name
     | kernel:\s                                           # journal kernel tag left after the host
-    | (?:E|W|I|F)\d{4}\s\d\d:\d\d:\d\d\.\d+\s+\d+\s[\w.]+:\d+\]\s  # glog (c10d) prefix
+    | (?:E|W|I|F)\d{4}\s\d\d:\d\d:\d\d\.\d+\s+\d+\s[\w./-]+:\d+\]\s  # glog (c10d) prefix
     )""",
     re.VERBOSE,
 )

@@ -8,7 +8,11 @@ come from counting newlines between hits. A line longer than
 so a 50 MB line of binary garbage costs one pass and no memory. A hit line
 followed by indented continuation lines (a wrapped kernel or driver message,
 the body of a chained error) is handed over as one line, at most
-``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations.
+``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations. A
+long hit line cut in the middle of a word by a terminal or a web page (it ends
+in a letter and the next line goes on with a lower-case word fragment, not a
+new record such as ``node2: ...``) is joined without a space, so
+``collectiv`` + ``e operation timeout`` reads as one message.
 """
 
 from __future__ import annotations
@@ -28,17 +32,39 @@ BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
 MAX_CONTINUATION_LINES = 3
 _CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^)\S")
+HARD_WRAP_MIN_BYTES = 80
+# The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
+# (``node2: ...``, ``rank3 ...``, ``train.py:12``).
+_HARD_WRAP_NEXT = re.compile(rb"[a-z]+[ ,.;)]")
+_HARD_WRAP_END = re.compile(rb"[A-Za-z]$")
 
 
-def _join_continuations(data: bytes, end: int) -> int:
-    """Extend a hit line over the indented lines that continue it (a wrapped message, a chained error's
-    body), at most ``MAX_CONTINUATION_LINES``; traceback frames and carets are not continuations."""
+def _hard_wrapped(data: bytes, start: int, end: int) -> bool:
+    """The line ``data[start:end]`` was cut mid-word: long, ends in a letter, next line goes on in lower case."""
+    return (
+        end - start >= HARD_WRAP_MIN_BYTES
+        and _HARD_WRAP_END.search(data, end - 1, end) is not None
+        and _HARD_WRAP_NEXT.match(data, end + 1) is not None
+    )
+
+
+def _join_continuations(data: bytes, start: int, end: int) -> tuple[int, list[int]]:
+    """Extend a hit line over the lines that continue it: indented ones (a wrapped message, a chained
+    error's body; traceback frames and carets are not continuations) and one cut mid-word, at most
+    ``MAX_CONTINUATION_LINES``. Returns the new end and the newlines that were hard wraps (no space)."""
+    wraps: list[int] = []
+    line_start = start
     for _ in range(MAX_CONTINUATION_LINES):
-        if end >= len(data) or _CONTINUATION.match(data, end + 1) is None:
+        if end >= len(data):
             break
+        if _hard_wrapped(data, line_start, end):
+            wraps.append(end)
+        elif _CONTINUATION.match(data, end + 1) is None:
+            break
+        line_start = end + 1
         following = data.find(b"\n", end + 1)
         end = len(data) if following < 0 else following
-    return end
+    return end, wraps
 
 
 class _BlockScanner:
@@ -57,14 +83,17 @@ class _BlockScanner:
             start = data.rfind(b"\n", 0, hit.start()) + 1
             end = data.find(b"\n", hit.end())
             end = len(data) if end < 0 else end
-            end = _join_continuations(data, end)
+            end, wraps = _join_continuations(data, start, end)
             line_no += data.count(b"\n", counted_to, start)
             counted_to = start
             if end - start > MAX_LINE_BYTES:
                 self.analyzer.note(
                     f"{self.name}:{line_no + 1}: line longer than {MAX_LINE_BYTES // 1024} KiB; only its start was read"
                 )
-            raw = data[start : min(end, start + MAX_LINE_BYTES)].replace(b"\n", b" ")
+            raw = data[start : min(end, start + MAX_LINE_BYTES)]
+            for wrap in reversed(wraps):  # a hard wrap's newline goes; the others become spaces
+                raw = raw[: wrap - start] + raw[wrap - start + 1 :]
+            raw = raw.replace(b"\n", b" ")
             self.analyzer.feed_candidate(self.name, line_no + 1, raw.decode("utf-8", "replace"))
             position = end + 1
         lines = data.count(b"\n")

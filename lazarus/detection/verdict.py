@@ -18,6 +18,10 @@ The rules, in order:
    excluded); otherwise such faults are only noted. Victims' nodes never are.
    Given the attempt's allocation, a node outside it is never implicated (the
    context sets it aside and the notes name it).
+5. A collective timeout reported by every rank but one (the layout gives the
+   world size) blames the node of the rank that never reported
+   (:mod:`.missing_rank`); the decision table's node-evidence row then
+   excludes it.
 Advisory candidates (health warnings) become notes, never a failure.
 
 The confidence is the raw score mapped through :mod:`.calibration` (measured
@@ -28,9 +32,11 @@ from __future__ import annotations
 
 import math
 
+from lazarus.detection.advice_table import advise
 from lazarus.detection.calibration import calibrate
 from lazarus.detection.candidate import Candidate, Findings
 from lazarus.detection.catalogue import Role
+from lazarus.detection.missing_rank import missing_rank
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 
 MAX_EVIDENCE = 20
@@ -147,11 +153,22 @@ def conclude(analyzer: Findings) -> Diagnosis:
     confidence = calibrate(_confidence(analyzer, root, others, nodes))
     notes = _reading_notes(analyzer) + hardware_notes + _advisory_notes(analyzer, advisories)
     sig = root.signature
+    advice = sig.retry_advice
+    silent = missing_rank(root, analyzer.context.layout) if not roots else None
+    silent_node = analyzer.context.layout.node_for_rank(silent) if silent is not None else None
+    allocation = analyzer.context.allocation
+    if silent_node is not None and (allocation is None or silent_node in allocation):
+        nodes = [silent_node]
+        advice = advise(sig.failure_kind, sig.category, node_evidence=True)
+        notes.append(
+            f"every rank but rank {silent} reported the collective timeout: rank {silent} ({silent_node}) "
+            "is the one the others waited for"
+        )
     return Diagnosis(
         failure_kind=sig.failure_kind if sig.failure_kind is not FailureKind.NONE else FailureKind.CRASH,
         category=sig.category,
         signature=sig.id,
-        retry_advice=sig.retry_advice,
+        retry_advice=advice,
         implicated_nodes=nodes,
         confidence=confidence,
         evidence=_evidence(root, others),

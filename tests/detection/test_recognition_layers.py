@@ -78,7 +78,7 @@ def test_traceback_frames_are_not_joined_to_the_line_before(tmp_path):
             FailureKind.CRASH,
         ),
         (
-            "slurmstepd: error: execve(): train.sh: No such file or directory\n",
+            "slurmstepd: error: container_g_join failed: 119383\n",
             "generic_scheduler_error",
             FailureKind.CRASH,
         ),

@@ -38,7 +38,7 @@ def test_only_victims_means_retry_without_blaming_anyone():
     assert result.failure_kind is FailureKind.HANG
     assert result.retry_advice is RetryAdvice.RETRY_SAME_NODES
     assert result.implicated_nodes == []
-    assert result.confidence < 0.7  # calibrated: victim-only advice was right about two times in three on dev
+    assert result.confidence < 0.75  # calibrated: victim-only advice was right about seven times in ten on dev
 
 
 def test_of_two_equally_severe_roots_the_earliest_timestamp_wins():
