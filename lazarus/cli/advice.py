@@ -12,8 +12,9 @@ from lazarus.cli.common import (
     about_job,
     generation_arg,
     job_id_arg,
+    json_option,
     operator_name,
-    print_json,
+    print_json_lines,
     run_async,
     settings_from,
     text_arg,
@@ -40,7 +41,7 @@ def register(sub: Subcommands) -> None:
     p = sub.add_parser("advice", help="list, approve or reject recovery advice (monitor mode)")
     asub = p.add_subparsers(dest="advice_command", metavar="ACTION", required=True)
     q = asub.add_parser("list", help="advice awaiting approval")
-    q.add_argument("--json", action="store_true")
+    json_option(q, "advice awaiting approval", listing=True)
     q.set_defaults(func=lambda a: run_async(_list, a))
     for name in ("approve", "reject"):
         q = asub.add_parser(name, help=f"{name} a job's pending advice")
@@ -77,7 +78,7 @@ async def _list(args: argparse.Namespace) -> int:
                 }
             )
     if args.json:
-        print_json(rows)
+        print_json_lines(rows)
     elif not rows:
         print("no advice awaiting approval")
     for r in rows if not args.json else []:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.service import RPCError
 
+from lazarus.cli import exits
 from lazarus.cli.common import operator_name, settings_from, ui_link
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import DevSettings, Settings
@@ -66,6 +67,7 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--fault", default="xid79", choices=["xid79", "ecc", "app-error", "hang"])
     p.add_argument("--timeout", type=float, default=180, help="give up after this many seconds")
     p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
+    exits.declare(p, {exits.FOUND: "the story ran, but the job did not complete (the timeline says why)"})
 
 
 DEMO_NODES = ("node1", "node2", "node3", "node4")

@@ -11,7 +11,16 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from lazarus.cli.common import failure_message, node_arg, operator_name, print_json, run_async, settings_from, text_arg
+from lazarus.cli.common import (
+    failure_message,
+    json_option,
+    node_arg,
+    operator_name,
+    print_json,
+    run_async,
+    settings_from,
+    text_arg,
+)
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
@@ -57,7 +66,7 @@ POLICY_OPTIONS = {  # option → LedgerPolicy field
 
 def register(sub: Subcommands) -> None:
     p = sub.add_parser("nodes", help="the node ledger: implicated nodes, drains, lemon nodes; resume a node")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "the ledger (policy, drain budget, nodes, each with Slurm's state)")
     p.set_defaults(func=lambda a: run_async(_list, a))
     nsub = p.add_subparsers(dest="nodes_command", metavar="ACTION")
     r = nsub.add_parser("resume", help="return a drained node to service (recorded in the ledger)")
@@ -83,7 +92,7 @@ def register(sub: Subcommands) -> None:
         pol.add_argument(
             option, dest=field, metavar="VALUE", help=f"{LedgerPolicy.model_fields[field].description}{unit}"
         )
-    pol.add_argument("--json", action="store_true")
+    json_option(pol, "the policy in force")
     pol.set_defaults(func=lambda a: run_async(_policy, a))
 
 

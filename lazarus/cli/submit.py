@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from lazarus.cli import exits
 from lazarus.cli.common import run_async, settings_from, ui_link
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
@@ -63,6 +64,7 @@ def register(sub: Subcommands) -> None:
     _wait_argument(p)
     p.add_argument("sbatch_args", nargs=argparse.REMAINDER, help="-- then sbatch options, script and its arguments")
     p.set_defaults(func=_submit)
+    exits.declare(p, {exits.FOUND: "submitted, but Lazarus ignores the job (the output says why)"})
     p = sub.add_parser(
         "watch",
         help="attach Lazarus to an already submitted job",
@@ -73,6 +75,7 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--policy", help="policy to apply (default: the one the job's comment names, else 'default')")
     _wait_argument(p)
     p.set_defaults(func=_watch)
+    exits.declare(p, {exits.FOUND: "Lazarus ignores the job (the output says why)"})
 
 
 def _wait_argument(p: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ import pytest
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import RecoveryState, Rejection
 from tests.conftest import assert_eventually
-from tests.e2e.helpers import lazarus_cli, restarts, wait_state
+from tests.e2e.helpers import json_lines, lazarus_cli, restarts, wait_state
 from tests.e2e.stack import GRACE_POLICY, POLICY, E2EStack, submit_training
 from workflows.job_recovery import JobRecoveryWorkflow
 
@@ -102,7 +102,7 @@ async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e
     assert f"  {line}" in lazarus_cli(e2e, "show", str(job)).stdout
     listing = lazarus_cli(e2e, "advice", "list").stdout
     assert f"job {job} advice {status.advice.generation}" in listing and f"  {line}" in listing
-    [row] = [r for r in json.loads(lazarus_cli(e2e, "advice", "list", "--json").stdout) if r["job_id"] == job]
+    [row] = [r for r in json_lines(lazarus_cli(e2e, "advice", "list", "--json").stdout) if r["job_id"] == job]
     assert row["last_refused"]["reason"] == answer.reason
     details = temporal(e2e, "workflow", "metadata", "--workflow-id", wid)
     assert answer.describe() in details.stdout, details.stdout + details.stderr

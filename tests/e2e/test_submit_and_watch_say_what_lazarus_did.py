@@ -13,7 +13,7 @@ from temporalio.service import RPCError
 
 from lazarus.models.recovery import RecoveryState
 from lazarus.slurm.client import SlurmClient
-from tests.e2e.helpers import lazarus_cli, wait_state
+from tests.e2e.helpers import json_lines, lazarus_cli, wait_state
 from tests.e2e.stack import (
     EXPIRY_POLICY,
     GRACE_POLICY,
@@ -131,7 +131,7 @@ async def test_jobs_lists_an_ignored_job_with_the_policy_it_named_and_the_reason
     job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": "no-such-policy"}}, steps=2)
     await wait_state(e2e, job, RecoveryState.IGNORED, timeout=30)
     for _ in range(40):  # visibility is eventually consistent
-        rows = [r for r in json.loads(lazarus_cli(e2e, "jobs", "--json").stdout) if r["job_id"] == job]
+        rows = [r for r in json_lines(lazarus_cli(e2e, "jobs", "--json").stdout) if r["job_id"] == job]
         if rows and rows[0]["state"] == "ignored":
             break
         await asyncio.sleep(0.25)
