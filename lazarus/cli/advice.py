@@ -21,6 +21,7 @@ from lazarus.cli.common import (
     ui_link,
 )
 from lazarus.cli.jobs import fetch_status
+from lazarus.cli.progress import waiting
 from lazarus.errors import LazarusError
 from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode
@@ -108,7 +109,7 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     who = args.operator or operator_name()
     try:
-        with about_job(settings, job_id):
+        with about_job(settings, job_id), waiting(f"waiting for the workflow of job {job_id} to answer"):
             if action == "approve":
                 reply = await handle.execute_update(
                     JobRecoveryWorkflow.approve_advice,
@@ -159,14 +160,16 @@ async def _mode(args: argparse.Namespace) -> int:
         remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0
     missed: list[str] = []
-    async for wf in client.list_workflows(
-        f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" AND WorkflowType="JobRecoveryWorkflow"'
-    ):
-        try:
-            await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
-            count += 1
-        except RPCError:  # closed between the listing and the signal: nothing left to switch
-            missed.append(wf.id)
+    with waiting(f"switching running jobs to {mode.value} mode") as progress:
+        async for wf in client.list_workflows(
+            f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" AND WorkflowType="JobRecoveryWorkflow"'
+        ):
+            try:
+                await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
+                count += 1
+            except RPCError:  # closed between the listing and the signal: nothing left to switch
+                missed.append(wf.id)
+            progress.say(f"switching running jobs to {mode.value} mode: {count} done")
     print(
         f"mode {mode.value} set on {count} running job workflow(s); {remembered}"
         + (f"; {len(missed)} had just closed" if missed else "")

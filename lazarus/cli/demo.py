@@ -26,6 +26,7 @@ from temporalio.service import RPCError
 
 from lazarus.cli import exits
 from lazarus.cli.common import operator_name, settings_from, ui_link
+from lazarus.cli.progress import waiting
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import DevSettings, Settings
 from lazarus.devstack.layout import Layout
@@ -185,7 +186,8 @@ async def _demo(args: argparse.Namespace) -> int:
         f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}"
     )
     deadline = time.monotonic() + args.timeout
-    handle, status = await _wait_for_workflow(client, wid, deadline)
+    with waiting(f"waiting for Lazarus to pick up job {job_id}"):
+        handle, status = await _wait_for_workflow(client, wid, deadline)
     await handle.signal(
         JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job", operator="lazarus demo")
     )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from lazarus.cli import exits
 from lazarus.cli.common import json_option
+from lazarus.cli.progress import waiting
 from lazarus.config import DevSettings, load_settings
 from lazarus.devstack.stack import DevStack, Parts
 
@@ -73,7 +74,8 @@ def _stack(args: argparse.Namespace) -> DevStack:
 
 def run_up(args: argparse.Namespace) -> int:
     stack = _stack(args)
-    report = stack.up()
+    with waiting("starting the embedded stack and waiting until it answers", quiet=args.json):
+        report = stack.up()
     if args.json:
         print(stack.status().model_dump_json(indent=2))
         return 0

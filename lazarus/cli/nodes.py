@@ -21,6 +21,7 @@ from lazarus.cli.common import (
     settings_from,
     text_arg,
 )
+from lazarus.cli.progress import waiting
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, LedgerView, NodeRecord, PolicyChange, ResumeRequest
@@ -183,7 +184,8 @@ async def _operator_update(
     try:
         # temporalio's ``@workflow.update(name=...)`` keeps an async handler's coroutine as the update's
         # result type; the update itself answers with what the coroutine returns
-        result = cast("NodeActionResult", await handle.execute_update(update, request))
+        with waiting(f"waiting for the node ledger to answer ({request.node})"):
+            result = cast("NodeActionResult", await handle.execute_update(update, request))
     except (WorkflowUpdateFailedError, RPCError) as exc:
         raise NodeActionRefused(f"{request.node} was not {verb}: {failure_message(exc)}") from None
     state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or verb

@@ -5,8 +5,8 @@ already has is kept next to the opt-in) and check it with :func:`parse_opt_in`,
 the parser the telemetry loop uses, against the configured policies, before they
 touch Slurm: a refusal is one sentence and changes nothing.
 
-Afterwards they wait a few seconds (``--wait``) for the job's workflow
-(``lazarus-<cluster>-<jobid>``) and report what Lazarus did: watching it (policy,
+Afterwards they wait a few seconds (``--wait``; a progress line on a terminal) for
+the job's workflow (``lazarus-<cluster>-<jobid>``) and report what Lazarus did: watching it (policy,
 mode, and any note on the comment's requests), ignoring it and why, or not seen
 yet (and how to check later).
 """
@@ -23,6 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.cli import exits
 from lazarus.cli.common import run_async, settings_from, ui_link
+from lazarus.cli.progress import waiting
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.names import workflow_id
@@ -195,7 +196,8 @@ async def _opt_in(settings: Settings, job_id: int, policy: str | None) -> bool:
 
 async def report_pickup(settings: Settings, job_id: int, wait_s: float) -> int:
     """Wait up to ``wait_s`` for the job's workflow and print what Lazarus did; 1 when it ignores the job."""
-    status = await _wait_for_workflow(settings, job_id, wait_s)
+    with waiting(f"waiting for Lazarus to pick up job {job_id}", quiet=wait_s == 0):
+        status = await _wait_for_workflow(settings, job_id, wait_s)
     link = ui_link(settings, workflow_id(settings.cluster, job_id))
     if status is None:
         every = settings.discovery.interval.total_seconds()

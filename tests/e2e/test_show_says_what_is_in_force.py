@@ -5,6 +5,7 @@ answer the workflow refused although its sender was told the signal succeeded.""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -63,14 +64,29 @@ async def test_a_raised_startup_grace_is_noted_and_the_budget_and_deadline_in_fo
         e2e.cluster.run("scancel", str(job))
 
 
-async def test_a_completed_attempt_shows_its_last_step_and_checkpoint_and_when_they_were_seen(e2e, job_dir):
-    job = submit_training(e2e.cluster, job_dir, steps=25, ckpt_every=10, step_time=0.1)
+def printed(job_dir: Path, job: int) -> tuple[int, int]:
+    """The last step and the last checkpoint the job itself printed (its LAZARUS progress lines)."""
+    text = (job_dir / f"train-{job}.out").read_text()
+    steps = [int(s) for s in re.findall(r"LAZARUS step=(\d+)", text)]
+    checkpoints = [int(c) for c in re.findall(r"LAZARUS step=\d+ .*checkpoint=(\d+)", text)]
+    return max(steps), max(checkpoints)
+
+
+@pytest.mark.parametrize(
+    "step_time", [0.1, 0.02], ids=["steps slower than a telemetry cycle", "the whole run within a few cycles"]
+)
+async def test_a_completed_attempt_shows_the_last_step_and_checkpoint_it_printed_and_how_fresh(e2e, job_dir, step_time):
+    job = submit_training(e2e.cluster, job_dir, steps=40, ckpt_every=5, step_time=step_time)
     final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, timeout=90)
     attempt = final.attempts[0]
     assert final.state == RecoveryState.COMPLETED
-    assert (attempt.last_step, attempt.last_checkpoint) == (25, 20)
-    seen = attempt.last_progress_at.strftime("%H:%M:%S")
-    assert f"    progress: step 25, checkpoint 20 (as of {seen})" in lazarus_cli(e2e, "show", str(job)).stdout
+    assert printed(job_dir, job) == (40, 40)
+    assert (attempt.last_step, attempt.last_checkpoint) == (40, 40)  # the final digest: nothing throttled away
+    seen, progress = attempt.observed_at, attempt.last_progress_at
+    fresh = f"as of {progress:%H:%M:%S})"
+    if seen - progress >= timedelta(seconds=1):
+        fresh = f"as of {seen:%H:%M:%S}; last progress line at {progress:%H:%M:%S})"
+    assert f"    progress: step 40, checkpoint 40 ({fresh}" in lazarus_cli(e2e, "show", str(job)).stdout
 
 
 async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e, job_dir):
