@@ -37,6 +37,7 @@ SUBCOMMAND_MODULES = (
     "lazarus.cli.jobs",
     "lazarus.cli.advice",
     "lazarus.cli.nodes",
+    "lazarus.cli.policies",
     "lazarus.cli.diagnose",
     "lazarus.cli.worker",
     "lazarus.cli.node_agent",

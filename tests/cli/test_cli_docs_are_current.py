@@ -24,6 +24,7 @@ PRINTS_DATA = (
     "lazarus advice list",
     "lazarus nodes",
     "lazarus nodes policy",
+    "lazarus policies",
     "lazarus dev up",
     "lazarus dev status",
     "lazarus diagnose",
@@ -73,7 +74,7 @@ def test_listings_promise_json_lines_and_the_others_one_document():
     commands = _commands()
     for path in PRINTS_DATA:
         text = commands[path]._option_string_actions["--json"].help
-        listing = path in ("lazarus jobs", "lazarus advice list")
+        listing = path in ("lazarus jobs", "lazarus advice list", "lazarus policies")
         assert text.startswith("print JSON lines: one object per" if listing else "print "), path
         assert text.endswith("as one JSON object") != listing, path
 
