@@ -146,7 +146,8 @@ def _submit(args: argparse.Namespace) -> int:
         settings, args.policy, own if own is not None else args.own_comment, "nothing was submitted"
     )
     opts = [] if any(a.startswith("--open-mode") for a in extra) else ["--open-mode=append"]
-    job_id = run_async(_submitted, settings, SubmitRequest(args=[*opts, *extra], comment=comment))
+    with waiting("submitting the job with sbatch"):
+        job_id = run_async(_submitted, settings, SubmitRequest(args=[*opts, *extra], comment=comment))
     print(f"Submitted batch job {job_id}")
     return run_async(report_pickup, settings, job_id, args.wait)
 
@@ -162,7 +163,8 @@ async def _submitted(settings: Settings, request: SubmitRequest) -> int:
 def _watch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     job_id = validate_job_id(args.job_id)
-    changed = run_async(_opt_in, settings, job_id, args.policy)
+    with waiting(f"adding the opt-in to the comment of job {job_id}"):
+        changed = run_async(_opt_in, settings, job_id, args.policy)
     print(f"job {job_id}: {'opt-in added to its comment' if changed else 'already opted in'}")
     return run_async(report_pickup, settings, job_id, args.wait)
 
