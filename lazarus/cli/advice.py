@@ -46,15 +46,17 @@ def register(sub: Subcommands) -> None:
     q.set_defaults(func=lambda a: run_async(_list, a))
     for name in ("approve", "reject"):
         q = asub.add_parser(name, help=f"{name} a job's pending advice")
-        q.add_argument("job_id", type=job_id_arg)
+        q.add_argument("job_id", type=job_id_arg, help="the Slurm job id")
         q.add_argument("--generation", type=generation_arg, help="the advice generation (default: the pending one)")
-        q.add_argument("--comment")
+        q.add_argument("--comment", help="why, kept with the answer in the job's history")
         q.add_argument(
             "--operator", type=text_arg("operator"), default=None, help="who decides (default: your user name)"
         )
         q.set_defaults(func=lambda a, n=name: run_async(_decide, a, n))
     p = sub.add_parser("mode", help="set monitor/act mode for one job, or for every watched job (kill switch)")
-    p.add_argument("mode", choices=[m.value for m in Mode])
+    p.add_argument(
+        "mode", choices=[m.value for m in Mode], help="monitor: advice waits for approval; act: Lazarus acts on it"
+    )
     p.add_argument("--job", type=job_id_arg, help="only this job id")
     p.set_defaults(func=lambda a: run_async(_mode, a))
 

@@ -65,7 +65,12 @@ def register(sub: Subcommands) -> None:
         default="act",
         help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)",
     )
-    p.add_argument("--fault", default="xid79", choices=["xid79", "ecc", "app-error", "hang"])
+    p.add_argument(
+        "--fault",
+        default="xid79",
+        choices=["xid79", "ecc", "app-error", "hang"],
+        help="what goes wrong at step 15 (default xid79: the GPU falls off the bus)",
+    )
     p.add_argument("--timeout", type=float, default=180, help="give up after this many seconds")
     p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
     exits.declare(p, {exits.FOUND: "the story ran, but the job did not complete (the timeline says why)"})

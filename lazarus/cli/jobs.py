@@ -39,7 +39,7 @@ def register(sub: Subcommands) -> None:
     json_option(p, "job", listing=True)
     p.set_defaults(func=lambda a: run_async(_jobs, a))
     p = sub.add_parser("show", help="a job's attempt timeline, advice and latencies")
-    p.add_argument("job_id", type=job_id_arg)
+    p.add_argument("job_id", type=job_id_arg, help="the Slurm job id")
     json_option(p, "the job's status (attempts, advice, notes)")
     p.set_defaults(func=lambda a: run_async(_show, a))
 

@@ -71,11 +71,11 @@ def register(sub: Subcommands) -> None:
     p.set_defaults(func=lambda a: run_async(_list, a))
     nsub = p.add_subparsers(dest="nodes_command", metavar="ACTION")
     r = nsub.add_parser("resume", help="return a drained node to service (recorded in the ledger)")
-    r.add_argument("node", type=node_arg)
-    r.add_argument("--comment")
+    r.add_argument("node", type=node_arg, help="one Slurm node name")
+    r.add_argument("--comment", help="why, recorded in the ledger")
     r.set_defaults(func=lambda a: run_async(_resume, a))
     d = nsub.add_parser("drain", help="take a node out of service by hand (recorded in the ledger)")
-    d.add_argument("node", type=node_arg)
+    d.add_argument("node", type=node_arg, help="one Slurm node name")
     d.add_argument(
         "--reason",
         required=True,

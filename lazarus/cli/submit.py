@@ -72,7 +72,7 @@ def register(sub: Subcommands) -> None:
         description="Adds the Lazarus opt-in to a submitted job's comment (keeping what it holds), "
         "then reports whether Lazarus watches the job.",
     )
-    p.add_argument("job_id")
+    p.add_argument("job_id", help="the Slurm job id")
     p.add_argument("--policy", help="policy to apply (default: the one the job's comment names, else 'default')")
     _wait_argument(p)
     p.set_defaults(func=_watch)

@@ -4,6 +4,7 @@ statuses too."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,13 @@ def test_every_command_its_options_and_its_exit_statuses_are_on_the_page():
     assert sum(1 for lines in _walk("lazarus", "", build_parser()) if "| exit status | meaning |" in lines) == len(
         [p for p in _commands().values() if p.get_default("func") is not None]
     )
+
+
+def test_every_argument_and_option_says_what_it_is_for():
+    for path, parser in _commands().items():
+        for action in parser._actions:
+            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                assert action.help, (path, action.option_strings or action.dest)
 
 
 @pytest.mark.parametrize("path", PRINTS_DATA)
