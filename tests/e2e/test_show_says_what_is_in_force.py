@@ -15,9 +15,9 @@ import pytest
 
 from lazarus.models.names import workflow_id
 from lazarus.models.recovery import RecoveryState, Rejection
-from tests.conftest import assert_eventually
+from tests.conftest import assert_eventually, submit_job
 from tests.e2e.helpers import json_lines, lazarus_cli, restarts, wait_state
-from tests.e2e.stack import GRACE_POLICY, POLICY, E2EStack, submit_training
+from tests.e2e.stack import GRACE_POLICY, JOB_PREFIX, POLICY, E2EStack, submit_training
 from workflows.job_recovery import JobRecoveryWorkflow
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
@@ -87,6 +87,33 @@ async def test_a_completed_attempt_shows_the_last_step_and_checkpoint_it_printed
     if seen - progress >= timedelta(seconds=1):
         fresh = f"as of {seen:%H:%M:%S}; last progress line at {progress:%H:%M:%S})"
     assert f"    progress: step 40, checkpoint 40 ({fresh}" in lazarus_cli(e2e, "show", str(job)).stdout
+
+
+# a job that ends right after printing more than telemetry reads from a log in one cycle (4 MiB), its
+# last progress line at the very end
+BURST_THEN_END = f"""#!/bin/bash
+echo "LAZARUS step=1 loss=3.0"
+sleep 3
+{sys.executable} -c "import sys; sys.stdout.writelines('x' * 999 + '\\n' for _ in range(20000))"
+echo "LAZARUS step=40 loss=1.0 checkpoint=40"
+"""
+
+
+async def test_an_attempt_ending_right_after_a_burst_of_output_still_shows_its_last_step_and_checkpoint(e2e, job_dir):
+    job = submit_job(
+        e2e.cluster,
+        BURST_THEN_END,
+        job_name=f"{JOB_PREFIX}burst",
+        nodes=1,
+        output=str(job_dir / "burst-%j.out"),
+        comment=json.dumps({"lazarus": {"policy": POLICY}}),
+    )
+    final = await wait_state(e2e, job, RecoveryState.COMPLETED, RecoveryState.STOPPED, timeout=90)
+    assert (job_dir / f"burst-{job}.out").stat().st_size > 16 << 20  # four cycles' worth of reading
+    assert final.state == RecoveryState.COMPLETED
+    attempt = final.attempts[0]
+    assert (attempt.last_step, attempt.last_checkpoint) == (40, 40)
+    assert "    progress: step 40, checkpoint 40 (as of " in lazarus_cli(e2e, "show", str(job)).stdout
 
 
 async def test_an_approval_signal_with_a_stale_generation_is_refused_visibly(e2e, job_dir):
