@@ -44,7 +44,8 @@ Text that comes from a job (its comment, log lines kept as evidence) can never d
 control characters are written as escapes (`\\x1b`).
 
 **Progress.** A command that waits (`submit` and `watch` for Lazarus to pick the job up, `dev up` for
-the stack to answer, `advice approve|reject` for the workflow's answer) shows one progress line on
+the stack to answer, `dev down`, `advice approve|reject` for the workflow's answer, `nodes drain|resume`,
+`mode` across every job) shows one progress line on
 stderr while it waits, and erases it when done. Only on a terminal: it is silent when stderr is not a
 TTY, and with `--json`.
 

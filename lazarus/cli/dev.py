@@ -93,7 +93,8 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
-    stopped = _stack(args).down()
+    with waiting("stopping the embedded stack"):
+        stopped = _stack(args).down()
     print(f"stopped: {' '.join(stopped)}" if stopped else "nothing was running")
     return 0
 
