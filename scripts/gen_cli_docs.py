@@ -50,7 +50,7 @@ stderr while it waits, and erases it when done. Only on a terminal: it is silent
 TTY, and with `--json`.
 
 **Errors** are one line on stderr, `lazarus: <one sentence>` or, for a usage error,
-`lazarus <command>: error: <one sentence> (`lazarus <command> --help` for usage)`: what is wrong and,
+``lazarus <command>: error: <one sentence> (`lazarus <command> --help` for usage)``: what is wrong and,
 where it can, how to fix it. Never a traceback.
 
 **Exit statuses** mean the same in every command; each command below lists those it uses.
