@@ -568,7 +568,7 @@ def _describe_yaml_error(exc: yaml.YAMLError) -> str:
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    """One readable line per problem: the field path and what is wrong."""
+    """One line: each problem's field path and what is wrong, separated by semicolons."""
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -577,8 +577,8 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
             msg = "unknown field (check the spelling; see docs/configuration.md)"
         elif err["type"] == "value_error":
             msg = msg.removeprefix("Value error, ")  # pydantic's prefix says nothing to an operator
-        lines.append(f"  {where}: {msg}")
-    return f"invalid configuration ({source}):\n" + "\n".join(lines)
+        lines.append(f"{where}: {msg}")
+    return f"invalid configuration ({source}): " + "; ".join(lines)
 
 
 def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:

@@ -12,14 +12,16 @@ from lazarus.cli.common import (
     about_job,
     generation_arg,
     job_id_arg,
+    json_option,
     operator_name,
-    print_json,
+    print_json_lines,
     run_async,
     settings_from,
     text_arg,
     ui_link,
 )
 from lazarus.cli.jobs import fetch_status
+from lazarus.cli.progress import waiting
 from lazarus.errors import LazarusError
 from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode
@@ -40,19 +42,21 @@ def register(sub: Subcommands) -> None:
     p = sub.add_parser("advice", help="list, approve or reject recovery advice (monitor mode)")
     asub = p.add_subparsers(dest="advice_command", metavar="ACTION", required=True)
     q = asub.add_parser("list", help="advice awaiting approval")
-    q.add_argument("--json", action="store_true")
+    json_option(q, "advice awaiting approval", listing=True)
     q.set_defaults(func=lambda a: run_async(_list, a))
     for name in ("approve", "reject"):
         q = asub.add_parser(name, help=f"{name} a job's pending advice")
-        q.add_argument("job_id", type=job_id_arg)
+        q.add_argument("job_id", type=job_id_arg, help="the Slurm job id")
         q.add_argument("--generation", type=generation_arg, help="the advice generation (default: the pending one)")
-        q.add_argument("--comment")
+        q.add_argument("--comment", help="why, kept with the answer in the job's history")
         q.add_argument(
             "--operator", type=text_arg("operator"), default=None, help="who decides (default: your user name)"
         )
         q.set_defaults(func=lambda a, n=name: run_async(_decide, a, n))
     p = sub.add_parser("mode", help="set monitor/act mode for one job, or for every watched job (kill switch)")
-    p.add_argument("mode", choices=[m.value for m in Mode])
+    p.add_argument(
+        "mode", choices=[m.value for m in Mode], help="monitor: advice waits for approval; act: Lazarus acts on it"
+    )
     p.add_argument("--job", type=job_id_arg, help="only this job id")
     p.set_defaults(func=lambda a: run_async(_mode, a))
 
@@ -77,7 +81,7 @@ async def _list(args: argparse.Namespace) -> int:
                 }
             )
     if args.json:
-        print_json(rows)
+        print_json_lines(rows)
     elif not rows:
         print("no advice awaiting approval")
     for r in rows if not args.json else []:
@@ -107,7 +111,7 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     handle = client.get_workflow_handle(workflow_id(settings.cluster, job_id))
     who = args.operator or operator_name()
     try:
-        with about_job(settings, job_id):
+        with about_job(settings, job_id), waiting(f"waiting for the workflow of job {job_id} to answer"):
             if action == "approve":
                 reply = await handle.execute_update(
                     JobRecoveryWorkflow.approve_advice,
@@ -158,14 +162,16 @@ async def _mode(args: argparse.Namespace) -> int:
         remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0
     missed: list[str] = []
-    async for wf in client.list_workflows(
-        f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" AND WorkflowType="JobRecoveryWorkflow"'
-    ):
-        try:
-            await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
-            count += 1
-        except RPCError:  # closed between the listing and the signal: nothing left to switch
-            missed.append(wf.id)
+    with waiting(f"switching running jobs to {mode.value} mode") as progress:
+        async for wf in client.list_workflows(
+            f'LazarusCluster="{settings.cluster}" AND ExecutionStatus="Running" AND WorkflowType="JobRecoveryWorkflow"'
+        ):
+            try:
+                await client.get_workflow_handle(wf.id).signal(JobRecoveryWorkflow.set_mode, change)
+                count += 1
+            except RPCError:  # closed between the listing and the signal: nothing left to switch
+                missed.append(wf.id)
+            progress.say(f"switching running jobs to {mode.value} mode: {count} done")
     print(
         f"mode {mode.value} set on {count} running job workflow(s); {remembered}"
         + (f"; {len(missed)} had just closed" if missed else "")

@@ -23,7 +23,7 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from lazarus.cli.audit_records import AuditRecord, job_records, ledger_records
-from lazarus.cli.common import run_async, settings_from
+from lazarus.cli.common import json_option, run_async, settings_from
 from lazarus.models.ledger import LedgerView
 from lazarus.models.names import JOB_STATUS, JOB_WORKFLOW, LEDGER_VIEW, ledger_id
 from lazarus.models.recovery import JobStatus
@@ -61,7 +61,7 @@ def register(sub: Subcommands) -> None:
         description="List every decision and action Lazarus and its operators took, read from Temporal.",
     )
     p.add_argument("--since", type=since_arg, help="only what happened since: 30m, 24h, 7d, or an ISO 8601 time")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    json_option(p, "record", listing=True)
     p.set_defaults(func=lambda a: run_async(_audit, a))
 
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the CLI subcommands: settings, Temporal client, argument types, JSON output.
+"""Helpers shared by the CLI subcommands: settings, Temporal client, argument types, JSON output
+(:func:`json_option`: JSON lines for a listing, one document otherwise).
 
 The argument types (``job_id_arg``, ``generation_arg``, ...) refuse bad input while
 argparse parses it, so a wrong value is answered with the subcommand's usage and
@@ -13,7 +14,7 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -122,7 +123,25 @@ def operator_name() -> str:
         return "unknown"
 
 
+def json_option(parser: argparse.ArgumentParser, what: str, listing: bool = False) -> None:
+    """``--json``, the same in every command: a listing prints JSON lines (one object per item, one item per
+    line), any other command one JSON document; ``what`` says what the objects are."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help=f"print JSON lines: one object per {what}" if listing else f"print {what} as one JSON object",
+    )
+
+
+def print_json_lines(rows: Iterable[BaseModel | dict[str, Any]]) -> None:
+    """A listing's ``--json``: one compact JSON object per line (nothing when there is none)."""
+    for row in rows:
+        data = row.model_dump(mode="json") if isinstance(row, BaseModel) else row
+        sys.stdout.write(json.dumps(data, default=str) + "\n")
+
+
 def print_json(data: Any) -> None:
+    """Any command's ``--json`` that shows one thing: one JSON document."""
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
     elif isinstance(data, list):

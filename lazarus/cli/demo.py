@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.service import RPCError
 
+from lazarus.cli import exits
 from lazarus.cli.common import operator_name, settings_from, ui_link
+from lazarus.cli.progress import waiting
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import DevSettings, Settings
 from lazarus.devstack.layout import Layout
@@ -63,9 +65,15 @@ def register(sub: Subcommands) -> None:
         default="act",
         help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)",
     )
-    p.add_argument("--fault", default="xid79", choices=["xid79", "ecc", "app-error", "hang"])
+    p.add_argument(
+        "--fault",
+        default="xid79",
+        choices=["xid79", "ecc", "app-error", "hang"],
+        help="what goes wrong at step 15 (default xid79: the GPU falls off the bus)",
+    )
     p.add_argument("--timeout", type=float, default=180, help="give up after this many seconds")
     p.set_defaults(func=lambda a: asyncio.run(_demo(a)))
+    exits.declare(p, {exits.FOUND: "the story ran, but the job did not complete (the timeline says why)"})
 
 
 DEMO_NODES = ("node1", "node2", "node3", "node4")
@@ -183,7 +191,8 @@ async def _demo(args: argparse.Namespace) -> int:
         f"rank 1 will fail at step 15.\n  output: {workdir / f'train-{job_id}.out'}\n  history: {ui_link(settings, wid)}"
     )
     deadline = time.monotonic() + args.timeout
-    handle, status = await _wait_for_workflow(client, wid, deadline)
+    with waiting(f"waiting for Lazarus to pick up job {job_id}"):
+        handle, status = await _wait_for_workflow(client, wid, deadline)
     await handle.signal(
         JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job", operator="lazarus demo")
     )

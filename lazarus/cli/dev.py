@@ -7,8 +7,8 @@
 
 Settings come from the ``dev`` section of the configuration (state directory,
 ports, node count, ...). ``up`` writes ``<state_dir>/lazarus.yaml`` for
-workers and the CLI. Exit codes: 0 done (``status``: everything up), 1
-``status`` found a component down, 2 bad configuration or a start failure.
+workers and the CLI. Exit codes (:mod:`lazarus.cli.exits`): 0 done (``status``:
+everything up), 1 ``status`` found a component down, 2 bad configuration or a start failure.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lazarus.cli import exits
+from lazarus.cli.common import json_option
+from lazarus.cli.progress import waiting
 from lazarus.config import DevSettings, load_settings
 from lazarus.devstack.stack import DevStack, Parts
 
@@ -40,15 +43,16 @@ def register(subparsers: Subcommands) -> None:
     up.add_argument("--no-workers", action="store_true", help="do not start the Lazarus workers")
     up.add_argument("--no-temporal", action="store_true", help="do not start Temporal (implies --no-workers)")
     up.add_argument("--no-accounting", action="store_true", help="no slurmdbd/MariaDB (sacct will not work)")
-    up.add_argument("--json", action="store_true", help="print the resulting status as JSON")
+    json_option(up, "the resulting status")
     up.set_defaults(func=run_up)
 
     down = sub.add_parser("down", help="stop everything `up` started, and job processes left by the cluster")
     down.set_defaults(func=run_down)
 
     status = sub.add_parser("status", help="show each component up or down, with pid and port")
-    status.add_argument("--json", action="store_true", help="print one JSON object")
+    json_option(status, "each component (pid, port, URLs)")
     status.set_defaults(func=run_status)
+    exits.declare(status, {exits.FOUND: "a component of the stack is down (the output says which)"})
 
     env = sub.add_parser("env", help='print shell exports: eval "$(lazarus dev env)"')
     env.set_defaults(func=run_env)
@@ -70,7 +74,8 @@ def _stack(args: argparse.Namespace) -> DevStack:
 
 def run_up(args: argparse.Namespace) -> int:
     stack = _stack(args)
-    report = stack.up()
+    with waiting("starting the embedded stack and waiting until it answers", quiet=args.json):
+        report = stack.up()
     if args.json:
         print(stack.status().model_dump_json(indent=2))
         return 0
@@ -90,7 +95,8 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
-    stopped = _stack(args).down()
+    with waiting("stopping the embedded stack"):
+        stopped = _stack(args).down()
     print(f"stopped: {' '.join(stopped)}" if stopped else "nothing was running")
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from lazarus.cli.common import json_option
 from lazarus.models.diagnosis import Diagnosis
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def register(subparsers: Subcommands) -> None:
         description="Find the root cause of a training failure in log files (Slurm output, kernel logs, ...).",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="log files of one job attempt")
-    parser.add_argument("--json", action="store_true", help="print the Diagnosis JSON object")
+    json_option(parser, "the Diagnosis (the documented contract)")
     parser.add_argument("--nodes", help="the job's Slurm node list, e.g. node[1-4], to name nodes from ranks")
     parser.add_argument(
         "--tasks-per-node", type=int, default=None, help="ranks per node (block distribution; default 1)"

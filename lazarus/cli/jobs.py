@@ -14,7 +14,9 @@ from lazarus.cli.common import (
     JobNotWatched,
     about_job,
     job_id_arg,
+    json_option,
     print_json,
+    print_json_lines,
     run_async,
     settings_from,
     ui_link,
@@ -34,11 +36,11 @@ def register(sub: Subcommands) -> None:
     submit.register(sub)
     p = sub.add_parser("jobs", help="list watched jobs (from Temporal visibility)")
     p.add_argument("--state", choices=[st.value for st in RecoveryState], help="only this recovery state")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "job", listing=True)
     p.set_defaults(func=lambda a: run_async(_jobs, a))
     p = sub.add_parser("show", help="a job's attempt timeline, advice and latencies")
-    p.add_argument("job_id", type=job_id_arg)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("job_id", type=job_id_arg, help="the Slurm job id")
+    json_option(p, "the job's status (attempts, advice, notes)")
     p.set_defaults(func=lambda a: run_async(_show, a))
 
 
@@ -69,7 +71,7 @@ async def _jobs(args: argparse.Namespace) -> int:
             }
         )
     if args.json:
-        print_json(rows)
+        print_json_lines(rows)
         return 0
     if not rows:
         print("no watched jobs")

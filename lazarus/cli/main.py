@@ -3,9 +3,10 @@
 Each subcommand lives in its own module in this package and exposes
 ``register(subparsers)``; the module adds its parser and sets ``func`` (a
 callable taking the parsed ``argparse.Namespace`` and returning an exit code).
-Errors derived from :class:`lazarus.errors.LazarusError` are printed as one
-clear message, never as a traceback. A mistyped option is answered with the
-subcommand's own usage and the closest option it has; a reader that stops
+Every error is printed as one line on stderr, ``lazarus: <sentence>``, never
+as a traceback (an unexpected one's goes to the log at DEBUG level); exit
+statuses are in :mod:`lazarus.cli.exits`. A mistyped option is answered by the
+subcommand, in one line, with the closest option it has; a reader that stops
 early (``lazarus jobs | head``) ends the command quietly, as it ends Unix tools.
 Parsing itself (typed arguments, unknown options) is in :mod:`lazarus.cli.parser`.
 """
@@ -16,7 +17,6 @@ import argparse
 import contextlib
 import importlib
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 from temporalio.service import RPCError
 
+from lazarus.cli import exits
 from lazarus.cli.parser import LazarusParser, log_level
 from lazarus.cli.terminal import TerminalSafe, terminal_safe
 from lazarus.errors import LazarusError
@@ -37,6 +38,7 @@ SUBCOMMAND_MODULES = (
     "lazarus.cli.advice",
     "lazarus.cli.nodes",
     "lazarus.cli.audit",
+    "lazarus.cli.policies",
     "lazarus.cli.diagnose",
     "lazarus.cli.worker",
     "lazarus.cli.node_agent",
@@ -67,8 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+        print("lazarus: give a command (`lazarus --help` lists them)", file=sys.stderr)
+        return exits.REFUSED
     from lazarus.logging import setup_logging
 
     setup_logging(level=args.log_level or "WARNING", json_output=args.log_json)
@@ -76,30 +78,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LazarusError as exc:
-        print(f"lazarus: {terminal_safe(str(exc))}", file=sys.stderr)
-        return exc.exit_code
+        return _refused(str(exc), exc.exit_code)
     except ValidationError as exc:  # an argument no argparse type covers reached a model
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        print(
-            terminal_safe(f"lazarus: invalid {exc.title}{f' {where}' if where else ''}: {first['msg']}"),
-            file=sys.stderr,
-        )
-        return 2
+        return _refused(f"invalid {exc.title}{f' {where}' if where else ''}: {first['msg']}")
     except RPCError as exc:  # Temporal answered, but no: unknown workflow, refused query, bad visibility query
-        print(f"lazarus: Temporal refused the request: {terminal_safe(exc.message)}", file=sys.stderr)
-        return 2
+        return _refused(f"Temporal refused the request: {exc.message}")
     except subprocess.TimeoutExpired as exc:
-        print(
-            f"lazarus: {exc.cmd[0] if exc.cmd else 'a command'} did not answer within {exc.timeout:g} s",
-            file=sys.stderr,
-        )
-        return 2
+        return _refused(f"{exc.cmd[0] if exc.cmd else 'a command'} did not answer within {exc.timeout:g} s")
     except KeyboardInterrupt:
-        print("lazarus: interrupted", file=sys.stderr)
-        return 130
+        return _refused("interrupted", exits.INTERRUPTED)
+    except BrokenPipeError:
+        raise  # the reader went away: run() ends quietly
+    except Exception as exc:  # a fault of Lazarus itself: still one line; the traceback goes to the log
+        from loguru import logger
+
+        logger.opt(exception=exc).debug("unexpected error")
+        return _refused(
+            f"unexpected error ({type(exc).__name__}: {exc}); `--log-level DEBUG` shows where it happened",
+        )
     finally:
         sys.stdout = stdout
+
+
+def _refused(message: str, status: int = exits.REFUSED) -> int:
+    """Print ``message`` as the one line every error is (``lazarus: <sentence>``) and return ``status``."""
+    line = "; ".join(part.strip() for part in message.splitlines() if part.strip()) or "failed"
+    print(f"lazarus: {terminal_safe(line)}", file=sys.stderr)
+    return status
 
 
 def _reader_went_away() -> int:
@@ -114,7 +121,7 @@ def _reader_went_away() -> int:
         with contextlib.suppress(OSError, ValueError):  # a replaced stream without a descriptor: nothing to do
             os.dup2(devnull, stream.fileno())
     os.close(devnull)
-    return 128 + signal.SIGPIPE
+    return exits.READER_GONE
 
 
 def run() -> None:

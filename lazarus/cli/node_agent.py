@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING
 
 from loguru import logger
 
+from lazarus.cli import exits
+from lazarus.cli.common import json_option
 from lazarus.errors import LazarusError
 from lazarus.health.agent import NodeAgent
 from lazarus.health.assess import HealthThresholds
 from lazarus.health.models import NodeHealth
-from lazarus.health.nvml import NvmlReader
+from lazarus.health.nvml import NvmlReader, NvmlUnavailableError
 
 if TYPE_CHECKING:
     from lazarus.cli.parser import Subcommands
@@ -41,12 +43,13 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--address", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     p.add_argument("--interval", type=float, default=10.0, help="seconds between NVML polls (default 10)")
     p.add_argument("--once", action="store_true", help="poll once, print the snapshot and exit")
-    p.add_argument("--json", action="store_true", help="with --once: print the NodeHealth snapshot as JSON")
+    json_option(p, "the NodeHealth snapshot (with --once)")
     p.add_argument("--node", help="node name (default: $SLURMD_NODENAME, else the host name)")
     p.add_argument("--expect-gpus", type=int, help="GPUs the node should have; fewer fails the node")
     p.add_argument("--xid-window", type=float, default=3600.0, help="seconds an Xid keeps counting (default 3600)")
     p.add_argument("--nvml-library", type=Path, help="explicit libnvidia-ml.so.1 path (default: the loader's)")
     p.set_defaults(func=run)
+    exits.declare(p, {NvmlUnavailableError.exit_code: "NVML is not available on this machine"})
 
 
 def node_name(explicit: str | None) -> str:

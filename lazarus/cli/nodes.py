@@ -11,7 +11,17 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from lazarus.cli.common import failure_message, node_arg, operator_name, print_json, run_async, settings_from, text_arg
+from lazarus.cli.common import (
+    failure_message,
+    json_option,
+    node_arg,
+    operator_name,
+    print_json,
+    run_async,
+    settings_from,
+    text_arg,
+)
+from lazarus.cli.progress import waiting
 from lazarus.cli.terminal import terminal_safe
 from lazarus.config import Settings
 from lazarus.errors import LazarusError
@@ -58,15 +68,15 @@ POLICY_OPTIONS = {  # option → LedgerPolicy field
 
 def register(sub: Subcommands) -> None:
     p = sub.add_parser("nodes", help="the node ledger: implicated nodes, drains, lemon nodes; resume a node")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "the ledger (policy, drain budget, nodes, each with Slurm's state)")
     p.set_defaults(func=lambda a: run_async(_list, a))
     nsub = p.add_subparsers(dest="nodes_command", metavar="ACTION")
     r = nsub.add_parser("resume", help="return a drained node to service (recorded in the ledger)")
-    r.add_argument("node", type=node_arg)
-    r.add_argument("--comment")
+    r.add_argument("node", type=node_arg, help="one Slurm node name")
+    r.add_argument("--comment", help="why, recorded in the ledger")
     r.set_defaults(func=lambda a: run_async(_resume, a))
     d = nsub.add_parser("drain", help="take a node out of service by hand (recorded in the ledger)")
-    d.add_argument("node", type=node_arg)
+    d.add_argument("node", type=node_arg, help="one Slurm node name")
     d.add_argument(
         "--reason",
         required=True,
@@ -84,7 +94,7 @@ def register(sub: Subcommands) -> None:
         pol.add_argument(
             option, dest=field, metavar="VALUE", help=f"{LedgerPolicy.model_fields[field].description}{unit}"
         )
-    pol.add_argument("--json", action="store_true")
+    json_option(pol, "the policy in force")
     pol.set_defaults(func=lambda a: run_async(_policy, a))
 
 
@@ -180,7 +190,8 @@ async def _operator_update(
     try:
         # temporalio's ``@workflow.update(name=...)`` keeps an async handler's coroutine as the update's
         # result type; the update itself answers with what the coroutine returns
-        result = cast("NodeActionResult", await handle.execute_update(update, request))
+        with waiting(f"waiting for the node ledger to answer ({request.node})"):
+            result = cast("NodeActionResult", await handle.execute_update(update, request))
     except (WorkflowUpdateFailedError, RPCError) as exc:
         raise NodeActionRefused(f"{request.node} was not {verb}: {failure_message(exc)}") from None
     state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or verb

@@ -1,8 +1,10 @@
 """The `lazarus` argument parser: unknown options refused by the subcommand they were given to.
 
-A mistyped option (``lazarus advice approve 14 --generaton 1``) is answered with
-that subcommand's usage and the closest option it has, in one sentence, exit 2,
-instead of argparse's top-level usage.
+A mistyped option (``lazarus advice approve 14 --generaton 1``) is answered by
+that subcommand with the closest option it has, in one line naming the
+subcommand and its ``--help``, exit 2, instead of argparse's top-level usage.
+Each parser carries its exit statuses (:mod:`lazarus.cli.exits`), listed at
+the end of its ``--help``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import difflib
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias, TypeVar, overload
+
+from lazarus.cli import exits
 
 _N = TypeVar("_N")
 
@@ -30,6 +34,13 @@ class LazarusParser(argparse.ArgumentParser):
     """
 
     _given: Sequence[str] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exit_codes: dict[int, str] = dict(exits.COMMON)
+
+    def format_help(self) -> str:
+        return f"{super().format_help()}\n{exits.describe(self.exit_codes)}\n"
 
     @overload
     def parse_known_args(
@@ -61,7 +72,7 @@ class LazarusParser(argparse.ArgumentParser):
             unknown = next((t for t in self._options_given() if not self._knows(t)), None)
             if unknown is not None:
                 message = self._unrecognized(unknown)
-        super().error(message)
+        self.exit(exits.REFUSED, f"{self.prog}: error: {message} (`{self.prog} --help` for usage)\n")
 
     def _refuse(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
         chosen: LazarusParser = self

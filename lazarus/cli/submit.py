@@ -5,8 +5,8 @@ already has is kept next to the opt-in) and check it with :func:`parse_opt_in`,
 the parser the telemetry loop uses, against the configured policies, before they
 touch Slurm: a refusal is one sentence and changes nothing.
 
-Afterwards they wait a few seconds (``--wait``) for the job's workflow
-(``lazarus-<cluster>-<jobid>``) and report what Lazarus did: watching it (policy,
+Afterwards they wait a few seconds (``--wait``; a progress line on a terminal) for
+the job's workflow (``lazarus-<cluster>-<jobid>``) and report what Lazarus did: watching it (policy,
 mode, and any note on the comment's requests), ignoring it and why, or not seen
 yet (and how to check later).
 """
@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from lazarus.cli import exits
 from lazarus.cli.common import run_async, settings_from, ui_link
+from lazarus.cli.progress import waiting
 from lazarus.config import Settings
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models.names import workflow_id
@@ -63,16 +65,18 @@ def register(sub: Subcommands) -> None:
     _wait_argument(p)
     p.add_argument("sbatch_args", nargs=argparse.REMAINDER, help="-- then sbatch options, script and its arguments")
     p.set_defaults(func=_submit)
+    exits.declare(p, {exits.FOUND: "submitted, but Lazarus ignores the job (the output says why)"})
     p = sub.add_parser(
         "watch",
         help="attach Lazarus to an already submitted job",
         description="Adds the Lazarus opt-in to a submitted job's comment (keeping what it holds), "
         "then reports whether Lazarus watches the job.",
     )
-    p.add_argument("job_id")
+    p.add_argument("job_id", help="the Slurm job id")
     p.add_argument("--policy", help="policy to apply (default: the one the job's comment names, else 'default')")
     _wait_argument(p)
     p.set_defaults(func=_watch)
+    exits.declare(p, {exits.FOUND: "Lazarus ignores the job (the output says why)"})
 
 
 def _wait_argument(p: argparse.ArgumentParser) -> None:
@@ -142,7 +146,8 @@ def _submit(args: argparse.Namespace) -> int:
         settings, args.policy, own if own is not None else args.own_comment, "nothing was submitted"
     )
     opts = [] if any(a.startswith("--open-mode") for a in extra) else ["--open-mode=append"]
-    job_id = run_async(_submitted, settings, SubmitRequest(args=[*opts, *extra], comment=comment))
+    with waiting("submitting the job with sbatch"):
+        job_id = run_async(_submitted, settings, SubmitRequest(args=[*opts, *extra], comment=comment))
     print(f"Submitted batch job {job_id}")
     return run_async(report_pickup, settings, job_id, args.wait)
 
@@ -158,7 +163,8 @@ async def _submitted(settings: Settings, request: SubmitRequest) -> int:
 def _watch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     job_id = validate_job_id(args.job_id)
-    changed = run_async(_opt_in, settings, job_id, args.policy)
+    with waiting(f"adding the opt-in to the comment of job {job_id}"):
+        changed = run_async(_opt_in, settings, job_id, args.policy)
     print(f"job {job_id}: {'opt-in added to its comment' if changed else 'already opted in'}")
     return run_async(report_pickup, settings, job_id, args.wait)
 
@@ -192,7 +198,8 @@ async def _opt_in(settings: Settings, job_id: int, policy: str | None) -> bool:
 
 async def report_pickup(settings: Settings, job_id: int, wait_s: float) -> int:
     """Wait up to ``wait_s`` for the job's workflow and print what Lazarus did; 1 when it ignores the job."""
-    status = await _wait_for_workflow(settings, job_id, wait_s)
+    with waiting(f"waiting for Lazarus to pick up job {job_id}", quiet=wait_s == 0):
+        status = await _wait_for_workflow(settings, job_id, wait_s)
     link = ui_link(settings, workflow_id(settings.cluster, job_id))
     if status is None:
         every = settings.discovery.interval.total_seconds()

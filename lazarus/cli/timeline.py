@@ -1,8 +1,9 @@
-"""Human rendering of a job's recovery history, with detection and action latencies."""
+"""Human rendering of a job's recovery history, with detection and action latencies, and how fresh each
+attempt's progress view is."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from lazarus.models.recovery import Advice, Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
 
@@ -22,6 +23,18 @@ def _secs(a: datetime | None, b: datetime | None) -> str:
     return f"{(b - a).total_seconds():.1f} s" if a and b else "n/a"
 
 
+def _freshness(attempt: Attempt) -> str:
+    """How fresh the progress shown is: as of telemetry's last report on the attempt (its heartbeat, or the
+    attempt's end), and when the last progress line was seen, if earlier. Telemetry reports progress coarsely
+    (on a checkpoint, and a little more often than once per hang budget), and once more when the attempt ends."""
+    seen, progress = attempt.observed_at, attempt.last_progress_at
+    if progress is not None and (seen is None or seen - progress < timedelta(seconds=1)):
+        return f" (as of {_t(progress)})"
+    if seen is None:
+        return ""
+    return f" (as of {_t(seen)}{f'; last progress line at {_t(progress)}' if progress else ''})"
+
+
 def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
     lines = [
         f"  attempt {attempt.index}: nodes {','.join(attempt.nodes) or '-'}"
@@ -32,8 +45,7 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
     ]
     lines.append(
         f"    progress: step {attempt.last_step if attempt.last_step is not None else '-'}, "
-        f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}"
-        f"{f' (as of {_t(attempt.last_progress_at)})' if attempt.last_progress_at else ''}"
+        f"checkpoint {attempt.last_checkpoint if attempt.last_checkpoint is not None else '-'}{_freshness(attempt)}"
     )
     for spell in attempt.blind_spells:
         lines.append(

@@ -13,7 +13,12 @@ if TYPE_CHECKING:
 
 def register(sub: Subcommands) -> None:
     p = sub.add_parser("worker", help="run a Lazarus worker (control, scheduler, telemetry or all roles)")
-    p.add_argument("--role", default="all", choices=["control", "scheduler", "telemetry", "all"])
+    p.add_argument(
+        "--role",
+        default="all",
+        choices=["control", "scheduler", "telemetry", "all"],
+        help="which worker to run (default all: every role in one process, as the dev stack does)",
+    )
     p.set_defaults(func=_run)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lazarus.devstack import procs
 from lazarus.devstack.layout import MARKER_ENV, Layout
-from lazarus.errors import DevStackError
+from lazarus.errors import DevStackError, shorten
 
 # A daemon that is not ready after this long is broken, not slow: every
 # component came up in under 3 s on a 2-core machine.
@@ -146,12 +146,13 @@ def unix_socket_open(path: Path) -> bool:
         return False
 
 
-def log_excerpt(log_file: Path, lines: int = 8) -> str:
-    """The last lines of a component's log, for error messages that explain themselves."""
+def log_excerpt(log_file: Path) -> str:
+    """Where a component's log is and its last line, for error messages that explain themselves in one line
+    (the CLI's errors are one line: docs/cli.md)."""
     try:
-        tail = log_file.read_text(errors="replace").splitlines()[-lines:]
+        tail = [line.strip() for line in log_file.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
         return f"no log at {log_file}"
     if not tail:
         return f"its log {log_file} is empty"
-    return f"last lines of {log_file}:\n  " + "\n  ".join(tail)
+    return f"its log {log_file} ends with: {shorten(tail[-1], 300)}"

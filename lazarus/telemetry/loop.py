@@ -4,7 +4,9 @@ Each cycle: ``squeue --json`` once → for every opted-in job, make sure its
 workflow exists (idempotent start, ``lazarus-<cluster>-<jobid>``), turn state
 changes into events, tail its output files from the last offset, and signal
 the workflow only when something changed (attempt started/ended, anomaly,
-checkpoint, coarse progress). Never one signal per training step.
+checkpoint, coarse progress). Never one signal per training step. When an
+attempt ends, its logs are first read to their end (bounded), so that its end
+is reported with the last step, checkpoint and failure lines it printed.
 
 The loop keeps no state that matters for correctness: workflows deduplicate
 events, and the log offsets it has delivered are saved in the cluster's
@@ -63,6 +65,9 @@ from lazarus.telemetry.tracker import JobTracker
 
 # How long discovery waits for the ledger's answer about the cluster-wide mode before acting as monitor.
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)
+# An ending attempt's logs are read to their end before its end is reported (its last progress, checkpoint
+# and failure lines), in at most this many reads of ``discovery.log_tail_max_bytes`` each (64 MiB by default).
+FINAL_READS = 16
 
 if TYPE_CHECKING:
     from lazarus.telemetry.leader import LeaderTerm
@@ -239,14 +244,16 @@ class TelemetryLoop:
     async def _update(self, tracker: JobTracker, job: JobSnapshot, now: datetime) -> None:
         if tracker.attempt is not None and job.restarts > tracker.attempt.index:
             # attempt boundary: the old attempt's last lines belong to its analyzer, not the new one's
-            await self._tail(tracker, now)
+            await self._read_to_the_end(tracker, now)
         events = tracker.observe(job, now)
         if not tracker.log_paths and (events or job.state == JobState.RUNNING):
             # asked again every cycle until known: without its logs a running job would look hung
             tracker.log_paths = await self._log_paths(job, tracker)
             if tracker.log_paths and job.restarts > 0:
                 await self._skip_earlier_attempts(tracker)
-        unread = await self._tail(tracker, now)
+        assert tracker.attempt is not None  # observe() always leaves the tracker an attempt
+        ending = job.state.finished and not tracker.attempt.ended_reported
+        unread = await (self._read_to_the_end(tracker, now) if ending else self._tail(tracker, now))
         self._sight(tracker, job, now, unread)
         events += tracker.anomaly_events(now)
         events += tracker.digest_events(now, tracker.digest_interval())
@@ -367,6 +374,23 @@ class TelemetryLoop:
             for line_no, text in result.lines:
                 tracker.feed(path, line_no, text, now)
         return unread
+
+    async def _read_to_the_end(self, tracker: JobTracker, now: datetime) -> str | None:
+        """The attempt is ending: read its logs to their end (at most :data:`FINAL_READS` reads), so that its final
+        digest and failure report hold the last lines it printed, not what one cycle's read reached. Returns why a
+        file could not be read, like :meth:`_tail`."""
+        unread: str | None = None
+        for _ in range(FINAL_READS):
+            before = self._positions(tracker)
+            unread = await self._tail(tracker, now)
+            if unread is not None or self._positions(tracker) == before:
+                break
+        return unread
+
+    def _positions(self, tracker: JobTracker) -> list[int]:
+        """How far each of the job's logs has been read."""
+        files = self.offsets.state.files
+        return [tail.offset if (tail := files.get(path)) else -1 for path in tracker.log_paths]
 
     async def _note(self, tracker: JobTracker, text: str) -> None:
         """Tell the job's workflow (and the log) once about something telemetry would not or could not do:

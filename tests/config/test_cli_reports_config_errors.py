@@ -1,4 +1,4 @@
-"""Spec: the `lazarus` command reports a bad configuration as one message and exit code 2,
+"""Spec: the `lazarus` command reports a bad configuration as one line and exit code 2,
 never a Python traceback."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _lazarus(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.
 def test_a_bad_config_file_stops_the_worker_with_one_message(write_config, yaml_text: str, expected: str) -> None:
     result = _lazarus("--config", str(write_config(yaml_text)), "worker", "--role", "control")
     assert result.returncode == 2
-    assert result.stderr.startswith("lazarus: ")
+    assert result.stderr.startswith("lazarus: ") and result.stderr.count("\n") == 1
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -39,6 +40,11 @@ def restore_nodes(cluster: SlurmCluster) -> None:
         state = cluster.run("sinfo", "-h", "-n", node, "-o", "%t", check=False).stdout.strip()
         if state.startswith(("drain", "drng", "down")):
             cluster.run("scontrol", "update", f"NodeName={node}", "State=RESUME", check=False)
+
+
+def json_lines(text: str) -> list[dict]:
+    """A listing's ``--json`` output: one JSON object per line."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def lazarus_cli(e2e: E2EStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lazarus.models.recovery import RecoveryState
-from tests.e2e.helpers import restarts, restore_nodes, wait_state
+from tests.e2e.helpers import json_lines, restarts, restore_nodes, wait_state
 from tests.e2e.stack import JOB_PREFIX, POLICY, REPO, E2EStack, submit_training, training_script
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
@@ -67,7 +67,7 @@ async def test_submit_adds_the_opt_in_and_show_prints_the_timeline(e2e, job_dir)
     assert json.loads(lazarus(e2e, "show", str(job), "--json").stdout)["state"] == "completed"
 
     async def listed():
-        rows = json.loads(lazarus(e2e, "jobs", "--json").stdout)
+        rows = json_lines(lazarus(e2e, "jobs", "--json").stdout)
         return [r for r in rows if r["job_id"] == job]
 
     for _ in range(40):  # visibility is eventually consistent
@@ -110,7 +110,7 @@ async def test_operator_approves_advice_from_the_cli(e2e, job_dir):
         fault_attempts="0",
     )
     await wait_state(e2e, job, RecoveryState.AWAITING_APPROVAL)
-    listing = json.loads(lazarus(e2e, "advice", "list", "--json").stdout)
+    listing = json_lines(lazarus(e2e, "advice", "list", "--json").stdout)
     [mine] = [row for row in listing if row["job_id"] == job]
     refused = lazarus(e2e, "advice", "approve", str(job), "--generation", "5", check=False)
     assert refused.returncode == 2 and "stale advice generation 5" in refused.stderr

@@ -5,20 +5,26 @@ seen yet) is reported from the job's workflow, not assumed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from temporalio.service import RPCError
 
+from lazarus.cli.progress import ERASE
 from lazarus.models.recovery import RecoveryState
 from lazarus.slurm.client import SlurmClient
-from tests.e2e.helpers import lazarus_cli, wait_state
+from tests.e2e.helpers import json_lines, lazarus_cli, wait_state
 from tests.e2e.stack import (
     EXPIRY_POLICY,
     GRACE_POLICY,
     JOB_PREFIX,
     POLICY,
+    REPO,
     E2EStack,
     submit_training,
     training_script,
@@ -51,6 +57,32 @@ def sbatch_args(e2e: E2EStack, job_dir: Path, name: str) -> list[str]:
 async def comment_of(e2e: E2EStack, job: int) -> str:
     async with SlurmClient.local(e2e.settings.scheduler, command_timeout=30) as slurm:
         return (await slurm.job(job)).comment
+
+
+def on_a_terminal(e2e: E2EStack, *args: str) -> tuple[str, str]:
+    """`lazarus ARGS` with stderr on a pseudo-terminal, as a user at a terminal runs it: (stdout, what the
+    terminal received)."""
+    main_fd, side_fd = os.openpty()
+    env = dict(os.environ, LAZARUS_CONFIG=str(e2e.config_path), SLURM_CONF=str(e2e.cluster.slurm_conf))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lazarus.cli.main", *args],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=side_fd,
+            text=True,
+            timeout=90,
+        )
+        os.close(side_fd)
+        received = b""
+        with contextlib.suppress(OSError):  # EIO: every writer has closed the terminal
+            while chunk := os.read(main_fd, 4096):
+                received += chunk
+    finally:
+        os.close(main_fd)
+    assert proc.returncode == 0, received
+    return proc.stdout, received.decode()
 
 
 def one_sentence(stderr: str) -> bool:
@@ -88,6 +120,17 @@ async def test_submit_says_when_lazarus_has_not_seen_the_job_yet_and_how_to_chec
     assert verdict.startswith(f"Lazarus has not picked up job {job} within 2 s")
     assert verdict.endswith(f"check later with `lazarus show {job}`")
     assert "watched by Lazarus" not in proc.stdout
+    assert proc.stderr == ""  # stderr is a pipe here: no progress line
+
+
+async def test_submit_shows_its_wait_on_a_terminal_and_erases_it_before_the_verdict(e2e, job_dir):
+    stdout, terminal = on_a_terminal(e2e, "submit", "--wait", "2", *sbatch_args(e2e, job_dir, "not-for-this-worker"))
+    first, verdict = stdout.splitlines()
+    job = int(first.split()[3])
+    e2e.cluster.run("scancel", str(job))
+    assert f"{ERASE}waiting for Lazarus to pick up job {job}... 1 s" in terminal
+    assert terminal.endswith(ERASE)  # erased: the verdict on stdout starts on a clean line
+    assert verdict.startswith(f"Lazarus has not picked up job {job} within 2 s")
 
 
 async def test_watch_refuses_an_unknown_policy_and_changes_nothing(e2e, job_dir):
@@ -131,7 +174,7 @@ async def test_jobs_lists_an_ignored_job_with_the_policy_it_named_and_the_reason
     job = submit_training(e2e.cluster, job_dir, comment={"lazarus": {"policy": "no-such-policy"}}, steps=2)
     await wait_state(e2e, job, RecoveryState.IGNORED, timeout=30)
     for _ in range(40):  # visibility is eventually consistent
-        rows = [r for r in json.loads(lazarus_cli(e2e, "jobs", "--json").stdout) if r["job_id"] == job]
+        rows = [r for r in json_lines(lazarus_cli(e2e, "jobs", "--json").stdout) if r["job_id"] == job]
         if rows and rows[0]["state"] == "ignored":
             break
         await asyncio.sleep(0.25)
