@@ -43,6 +43,7 @@ from lazarus.errors import LazarusError
 from lazarus.logging import setup_logging
 from lazarus.slurm.client import SlurmClient
 from lazarus.temporal_client import connect
+from workers.queues import check_task_queues
 from workers.telemetry import telemetry_role
 from workflows.callers import CallerInterceptor
 from workflows.job_recovery import JobRecoveryWorkflow
@@ -62,6 +63,7 @@ class WorkerStartError(LazarusError):
 async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event) -> None:
     """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down."""
     client = await connect(settings, runtime=metrics.temporal_runtime(settings.metrics))
+    await check_task_queues(client, settings)
     async with AsyncExitStack() as stack:
         endpoint = metrics.serve(settings, roles)
         if endpoint is not None:
