@@ -59,35 +59,30 @@ def on_entering(state: JobRecoveryInput, new: RecoveryState, now: datetime) -> N
 
 def node_drained(cluster: str, node: str, reason: str, job_id: int, now: datetime) -> Notice:
     """The ledger drained ``node``; the link opens the history of the job whose report tipped it."""
+    return _node_notice(NoticeKind.NODE_DRAINED, cluster, node, f"node {node} drained: {reason}", reason, job_id, now)
+
+
+def drain_refused(cluster: str, node: str, note: str, job_id: int, now: datetime) -> Notice:
+    """The drain budget kept ``node`` in service (``note`` says how many are drained already, and why)."""
+    return _node_notice(NoticeKind.DRAIN_REFUSED, cluster, node, f"node {node} not drained: {note}", note, job_id, now)
+
+
+def _node_notice(
+    kind: NoticeKind, cluster: str, node: str, text: str, reason: str, job_id: int, now: datetime
+) -> Notice:
+    """A notice about one node, linked to the history of the job whose report led to it."""
     wid = workflow_id(cluster, job_id)
     return Notice(
-        id=f"{wid}/{NoticeKind.NODE_DRAINED.value}/{node}/{now:%Y%m%dT%H%M%S}",
-        kind=NoticeKind.NODE_DRAINED,
+        id=f"{wid}/{kind.value}/{node}/{now:%Y%m%dT%H%M%S}",
+        kind=kind,
         cluster=cluster,
-        text=f"node {node} drained: {reason}",
+        text=text,
         at=now,
         workflow_id=wid,
         job_id=job_id,
         node=node,
         nodes=[node],
         reason=reason,
-    )
-
-
-def drain_refused(cluster: str, node: str, note: str, job_id: int, now: datetime) -> Notice:
-    """The drain budget kept ``node`` in service (``note`` says how many are drained already, and why)."""
-    wid = workflow_id(cluster, job_id)
-    return Notice(
-        id=f"{wid}/{NoticeKind.DRAIN_REFUSED.value}/{node}/{now:%Y%m%dT%H%M%S}",
-        kind=NoticeKind.DRAIN_REFUSED,
-        cluster=cluster,
-        text=f"node {node} not drained: {note}",
-        at=now,
-        workflow_id=wid,
-        job_id=job_id,
-        node=node,
-        nodes=[node],
-        reason=note,
     )
 
 
