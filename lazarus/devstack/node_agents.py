@@ -43,13 +43,9 @@ def agent_urls(dev: DevSettings) -> dict[str, str]:
     return {node: f"http://127.0.0.1:{agent_port(dev, i)}/metrics" for i, node in enumerate(node_names(dev), start=1)}
 
 
-def node_agent_components(dev: DevSettings, layout: Layout, env: dict[str, str]) -> list[Component]:
-    return [_agent(dev, layout, env, i, node) for i, node in enumerate(node_names(dev), start=1)]
-
-
-def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str) -> Component:
-    port, script = agent_port(dev, index), fake_gpus(layout, node)
-    argv = [
+def agent_argv(node: str, port: int, interval: float, library: Path) -> list[str]:
+    """The command line of one node's agent on loopback, reading GPUs through ``library`` (the fake NVML)."""
+    return [
         sys.executable,
         "-m",
         "lazarus.cli.main",
@@ -61,11 +57,22 @@ def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, no
         "--port",
         str(port),
         "--interval",
-        str(POLL_INTERVAL_S),
+        str(interval),
+        "--nvml-library",
+        str(library),
+    ]
+
+
+def node_agent_components(dev: DevSettings, layout: Layout, env: dict[str, str]) -> list[Component]:
+    return [_agent(dev, layout, env, i, node) for i, node in enumerate(node_names(dev), start=1)]
+
+
+def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str) -> Component:
+    port, script = agent_port(dev, index), fake_gpus(layout, node)
+    argv = [
+        *agent_argv(node, port, POLL_INTERVAL_S, library_dir(layout) / LIBRARY),
         "--xid-window",
         str(XID_WINDOW_S),
-        "--nvml-library",
-        str(library_dir(layout) / LIBRARY),
     ]
     return Component(
         name=f"node-agent-{node}",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lazarus.devstack.fake_nvml import FakeGpuScript, build_fake_nvml
+from lazarus.devstack.node_agents import agent_argv
 from tests.e2e.stack import E2EStack, wait_port
 
 
@@ -32,22 +32,7 @@ def node_agents(e2e: E2EStack, tmp_path: Path) -> Iterator[Path]:
         log = open(tmp_path / f"agent-{node}.log", "ab")  # noqa: SIM115 - the agent writes it for its lifetime
         agents.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "lazarus.cli.main",
-                    "node-agent",
-                    "--node",
-                    node,
-                    "--address",
-                    "127.0.0.1",
-                    "--port",
-                    str(e2e.agent_port(node)),
-                    "--interval",
-                    "0.5",
-                    "--nvml-library",
-                    str(library),
-                ],
+                agent_argv(node, e2e.agent_port(node), 0.5, library),
                 env={**os.environ, **gpus.env()},
                 stdout=log,
                 stderr=subprocess.STDOUT,
