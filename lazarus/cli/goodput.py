@@ -39,6 +39,14 @@ def duration_arg(text: str) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
+def interval_arg(text: str) -> float:
+    """argparse type: a duration above 0 (a checkpoint interval)."""
+    value = duration_arg(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a checkpoint interval is longer than 0 s")
+    return value
+
+
 def positive_arg(text: str) -> float:
     """argparse type: a finite number above 0."""
     try:
@@ -124,7 +132,7 @@ def register(sub: Subcommands) -> None:
         info = JobCosts.model_fields[field]
         job.add_argument(
             option,
-            type=duration_arg,
+            type=interval_arg if field == "checkpoint_interval" else duration_arg,
             metavar="DURATION",
             help=f"{info.description} (default: {_seconds(info.default)})",
         )
