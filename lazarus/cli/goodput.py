@@ -103,7 +103,7 @@ def mix_arg(text: str) -> dict[Fault, float]:
 
 def _seconds(value: float) -> str:
     """The default of a duration option, as --help shows it."""
-    return f"{value:g} s" if value < 600 else f"{value / 60:g} min"
+    return f"{value / 60:g} min" if value >= 120 and value % 60 == 0 else f"{value:g} s"
 
 
 def register(sub: Subcommands) -> None:
@@ -115,17 +115,34 @@ def register(sub: Subcommands) -> None:
         "large training job, with Lazarus, with Slurm alone and with a person on call. The formula, its "
         "derivation and the source of every default are in docs/goodput.md.",
     )
-    p.add_argument("--gpus", type=gpus_arg, metavar="N[,N...]", help="job sizes, comma-separated (default: 1024,16384)")
+    p.add_argument(
+        "--gpus",
+        type=gpus_arg,
+        metavar="N[,N...]",
+        help=f"job sizes, comma-separated (default: {','.join(map(str, defaults.gpus))})",
+    )
     rate = p.add_argument_group("failure rate (default: Llama 3, 419 unexpected interruptions, 54 days, 16,384 GPUs)")
-    rate.add_argument("--interruptions", type=positive_arg, metavar="COUNT", help="failures observed")
-    rate.add_argument("--days", type=positive_arg, metavar="DAYS", help="over this many days")
-    rate.add_argument("--observed-gpus", type=count_arg, metavar="N", help="on a job of this many GPUs")
+    rate.add_argument(
+        "--interruptions",
+        type=positive_arg,
+        metavar="COUNT",
+        help=f"failures observed (default: {defaults.rate.interruptions:g})",
+    )
+    rate.add_argument(
+        "--days", type=positive_arg, metavar="DAYS", help=f"over this many days (default: {defaults.rate.days:g})"
+    )
+    rate.add_argument(
+        "--observed-gpus",
+        type=count_arg,
+        metavar="N",
+        help=f"on a job of this many GPUs (default: {defaults.rate.gpus})",
+    )
     rate.add_argument(
         "--mix",
         type=mix_arg,
         metavar="FAULT=WEIGHT,...",
-        help="fault weights, e.g. crash=56,bad-node=268,node-down=46,hang=49 (the default, Llama 3's causes); "
-        "a fault not named weighs 0",
+        help=f"fault weights (counts or shares); the default, Llama 3's causes: "
+        f"{','.join(f'{fault.value}={weight:g}' for fault, weight in defaults.mix.items())}; a fault not named weighs 0",
     )
     job = p.add_argument_group("the job's own costs per failure (the same in every case)")
     for option, field in JOB_OPTIONS.items():

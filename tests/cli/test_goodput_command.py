@@ -7,12 +7,15 @@ No Temporal and no Slurm: the command is a calculator over lazarus/goodput.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from lazarus.cli.goodput import JOB_OPTIONS, duration_arg
 from lazarus.cli.main import main
-from lazarus.goodput import Case, JobCosts, Latencies
+from lazarus.goodput import Case, Inputs, JobCosts, Latencies, estimate
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -113,3 +116,19 @@ def test_a_bad_input_is_refused_in_one_line(capsys: pytest.CaptureFixture[str], 
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("lazarus"), err
     assert "Traceback" not in err
+
+
+def test_the_table_in_benchmarks_md_is_what_the_defaults_give() -> None:
+    """docs/benchmarks.md's goodput table stays true to the model and its defaults."""
+    names = {"Lazarus": Case.LAZARUS, "Slurm alone": Case.SLURM, "person on call": Case.ON_CALL}
+    text = BENCHMARKS.read_text()
+    section = text[text.index("## Goodput (issue 11)") :]
+    documented = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[1] in names:
+            documented[(int(cells[0].replace(",", "")), names[cells[1]])] = (cells[6], cells[7])
+    computed = {
+        (row.gpus, row.case): (f"{row.ettr:.3f}", f"{row.gpu_hours_lost_per_week:,.0f}") for row in estimate(Inputs())
+    }
+    assert documented == computed
