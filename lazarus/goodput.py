@@ -12,6 +12,7 @@ the job runs again, the queue wait, the restart cost, and half a checkpoint inte
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Annotated
 
@@ -135,7 +136,7 @@ class Inputs(BaseModel):
     @field_validator("mix")
     @classmethod
     def _weights(cls, mix: dict[Fault, float]) -> dict[Fault, float]:
-        if any(weight < 0 or weight != weight or weight == float("inf") for weight in mix.values()):
+        if any(not math.isfinite(weight) or weight < 0 for weight in mix.values()):
             raise ValueError("the fault mix takes finite weights of 0 or more")
         if sum(mix.values()) <= 0:
             raise ValueError("the fault mix needs at least one fault with a weight above 0")

@@ -121,7 +121,20 @@ def register(sub: Subcommands) -> None:
         metavar="N[,N...]",
         help=f"job sizes, comma-separated (default: {','.join(map(str, defaults.gpus))})",
     )
-    rate = p.add_argument_group("failure rate (default: Llama 3, 419 unexpected interruptions, 54 days, 16,384 GPUs)")
+    _rate_options(p, defaults)
+    _cost_options(p, defaults)
+    json_option(p, "the inputs in force and every estimate")
+    exits.declare(p, {exits.REFUSED: "refused: an input out of range or not understood (one line on stderr)"})
+    p.set_defaults(func=run)
+
+
+def _rate_options(p: argparse.ArgumentParser, defaults: Inputs) -> None:
+    """The published failure count and its fault mix."""
+    r = defaults.rate
+    rate = p.add_argument_group(
+        f"failure rate (default: Llama 3, {r.interruptions:g} unexpected interruptions in {r.days:g} days on "
+        f"{r.gpus:,} GPUs)"
+    )
     rate.add_argument(
         "--interruptions",
         type=positive_arg,
@@ -144,6 +157,10 @@ def register(sub: Subcommands) -> None:
         help=f"fault weights (counts or shares); the default, Llama 3's causes: "
         f"{','.join(f'{fault.value}={weight:g}' for fault, weight in defaults.mix.items())}; a fault not named weighs 0",
     )
+
+
+def _cost_options(p: argparse.ArgumentParser, defaults: Inputs) -> None:
+    """The job's own costs per failure and the latencies of each mechanism."""
     job = p.add_argument_group("the job's own costs per failure (the same in every case)")
     for option, field in JOB_OPTIONS.items():
         info = JobCosts.model_fields[field]
@@ -161,9 +178,6 @@ def register(sub: Subcommands) -> None:
             metavar="DURATION",
             help=f"{info.description} (default: {_seconds(getattr(defaults.latencies, field))})",
         )
-    json_option(p, "the inputs in force and every estimate")
-    exits.declare(p, {exits.REFUSED: "refused: an input out of range or not understood (one line on stderr)"})
-    p.set_defaults(func=run)
 
 
 def inputs_from(args: argparse.Namespace) -> Inputs:
