@@ -38,7 +38,7 @@ Every command that prints data takes `--json`:
 - a command that **lists** things (`jobs`, `advice list`, `policies`) prints **JSON lines**: one JSON object per
   item, one item per line, nothing when there is none (`lazarus jobs --json | jq -c .state`);
 - a command that **shows one thing** (`show`, `nodes`, `nodes policy`, `dev status`, `dev up`,
-  `diagnose`, `node-agent --once`) prints **one JSON document** (an object).
+  `diagnose`, `goodput`, `node-agent --once`) prints **one JSON document** (an object).
 
 Text that comes from a job (its comment, log lines kept as evidence) can never drive the terminal:
 control characters are written as escapes (`\\x1b`).

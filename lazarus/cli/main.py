@@ -40,6 +40,7 @@ SUBCOMMAND_MODULES = (
     "lazarus.cli.audit",
     "lazarus.cli.policies",
     "lazarus.cli.diagnose",
+    "lazarus.cli.goodput",
     "lazarus.cli.worker",
     "lazarus.cli.node_agent",
 )
