@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from lazarus.config import DevSettings, Settings
 from lazarus.devstack.component import port_open
 from lazarus.devstack.inbox import make_server, read_inbox
-from lazarus.config import DevSettings, Settings
 from lazarus.devstack.stack import DevStack
 from lazarus.devstack.stack_config import stack_config
 
