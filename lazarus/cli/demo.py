@@ -269,10 +269,10 @@ async def _approve_over_http(
     print("  the request this command makes:")
     print("\n".join(f"    {line}" for line in request.curl().splitlines()))
     try:
-        answer = await asyncio.to_thread(send, request)
+        await asyncio.to_thread(send, request)
     except HttpApiError as exc:
         raise DemoError(str(exc)) from None
-    print(f"  Temporal took the approve_advice signal (HTTP 200 {answer.strip() or '{}'})")
+    print("  Temporal took the approve_advice signal (HTTP 200); the workflow checks the generation and acts")
 
 
 async def _show_metrics(stack: StackStatus) -> None:
@@ -287,5 +287,8 @@ async def _show_metrics(stack: StackStatus) -> None:
     )
     print("\nThe recovery in the workers' metrics (counted since the workers started; docs/metrics.md):")
     for url, lines in found.items():
-        print(f"  {url}")
-        print("\n".join(f"    {line}" for line in lines) or "    (none of the recovery's metrics yet)")
+        if lines:
+            print(f"  {url}")
+            print("\n".join(f"    {line}" for line in lines))
+    if not any(found.values()):
+        print("  (none of the recovery's metrics yet: the workers' log says why)")

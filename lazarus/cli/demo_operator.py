@@ -31,9 +31,13 @@ STORY_METRICS = (
     "lazarus_detection_latency_seconds",
     "lazarus_action_latency_seconds",
     "lazarus_drains_total",
+    "lazarus_nodes_drained",
     "lazarus_advice_answers_total",
 )
-_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?P<labels>\{[^}]*\})?\s+(?P<value>\S+)")
+# Labels the Temporal SDK's exporter adds to every workflow metric; the same for all of the story's samples.
+SDK_LABELS = frozenset({"namespace", "service_name", "task_queue", "workflow_type"})
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
+_LABEL = re.compile(r'(?P<key>[a-zA-Z_][a-zA-Z0-9_]*)="(?P<value>(?:[^"\\]|\\.)*)"')
 
 
 class HttpApiError(LazarusError):
@@ -137,7 +141,8 @@ def send(request: SignalRequest, timeout: float = 10) -> str:
 
 
 def story_lines(text: str, families: tuple[str, ...] = STORY_METRICS) -> list[str]:
-    """The samples of ``families`` in a Prometheus exposition, without histogram buckets or zero counts."""
+    """The samples of ``families`` in a Prometheus exposition, without histogram buckets, zero values or the
+    SDK's own labels (:data:`SDK_LABELS`)."""
     lines = []
     for line in text.splitlines():
         m = _SAMPLE.match(line)
@@ -149,7 +154,12 @@ def story_lines(text: str, families: tuple[str, ...] = STORY_METRICS) -> list[st
                     continue
             except ValueError:
                 continue
-            lines.append(line.strip())
+            labels = ",".join(
+                f'{label["key"]}="{label["value"]}"'
+                for label in _LABEL.finditer(m["labels"] or "")
+                if label["key"] not in SDK_LABELS
+            )
+            lines.append(f"{m['name']}{{{labels}}} {m['value']}" if labels else f"{m['name']} {m['value']}")
     return lines
 
 
