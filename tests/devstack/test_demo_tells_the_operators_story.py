@@ -40,7 +40,9 @@ def test_the_demo_shows_the_notice_the_http_approval_and_the_recovery_in_the_met
         assert f"link: {status['ui_url']}/namespaces/default/workflows/{wid}" in out[notice:]
         curl = out.index("curl -sS --fail-with-body -X POST --data @-")
         assert notice < curl, "the operator approves what the notice told them about"
-        assert f'"{status["http_api_url"]}/api/v1/namespaces/default/workflows/{wid}/signal/approve_advice" <<EOF' in out
+        assert (
+            f'"{status["http_api_url"]}/api/v1/namespaces/default/workflows/{wid}/signal/approve_advice" <<EOF' in out
+        )
         assert f'"job_id": {job[1]}, "cluster": "lzdev"' in out
         assert "Temporal took the approve_advice signal" in out
         assert re.search(r"advice 1 approved by \S+", out[curl:]), out
