@@ -246,6 +246,13 @@ class DevSettings(_Strict):
     node_agent_port0: int = Field(
         19401, ge=1024, le=65535, description="node i's agent listens on node_agent_port0 + i - 1"
     )
+    inbox_port: int = Field(
+        17480,
+        ge=0,
+        le=65535,
+        description="the stack's webhook inbox: a loopback receiver the workers' notices go to, kept in "
+        "<state_dir>/notices.jsonl; 0: no inbox and no webhook",
+    )
 
 
 class WorkerSettings(_Strict):

@@ -1,4 +1,4 @@
-"""`lazarus demo [--mode act|monitor]`: the end-to-end story on the embedded stack.
+"""`lazarus demo [--mode monitor|act]`: the end-to-end story on the embedded stack, as an operator sees it.
 
 A small training job runs on two nodes (one rank each), prints progress and
 saves checkpoints; at step 15 the GPU of rank 1's node fails: its fake NVML
@@ -9,6 +9,12 @@ job (in monitor mode after an approval), and the new attempt resumes from the
 checkpoint on other nodes and finishes. The node ledger drains the node because
 its agent corroborates the job's word (a job's output alone would only exclude
 it from that job); the demo shows the ledger's note.
+
+In monitor mode (the default) the story is told from the operator's side: the advice awaiting approval
+arrives as a notice at the dev stack's webhook inbox (with its link to the job's history in the Temporal
+UI), the demo approves it through Temporal's own HTTP API exactly as docs/http-api.md documents (it prints
+the curl command it is equivalent to), the node-drained notice follows, and at the end the workers' metrics
+endpoints show the recovery (recoveries by outcome, detection and action latency, drains).
 """
 
 from __future__ import annotations
@@ -26,17 +32,27 @@ from temporalio.service import RPCError
 
 from lazarus.cli import exits
 from lazarus.cli.common import operator_name, settings_from, ui_link
+from lazarus.cli.demo_operator import (
+    HttpApiError,
+    Inbox,
+    approve_request,
+    read_story_metrics,
+    render_notice,
+    send,
+    wait_for_notice,
+)
 from lazarus.cli.progress import waiting
 from lazarus.cli.timeline import render_timeline
 from lazarus.config import DevSettings, Settings
 from lazarus.devstack.layout import Layout
 from lazarus.devstack.node_agents import fake_gpus
+from lazarus.devstack.stack import DevStack
+from lazarus.devstack.status import StackStatus
 from lazarus.errors import LazarusError
 from lazarus.models.names import workflow_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     TERMINAL_STATES,
-    Approval,
     JobStatus,
     ModeChange,
     RecoveryState,
@@ -62,8 +78,9 @@ def register(sub: Subcommands) -> None:
     p.add_argument(
         "--mode",
         choices=[m.value for m in Mode],
-        default="act",
-        help="act: Lazarus restarts on its own; monitor: it waits for an approval (given by the demo)",
+        default="monitor",
+        help="monitor (default): Lazarus notifies the webhook inbox and waits for an approval, which the demo "
+        "sends over Temporal's HTTP API; act: Lazarus restarts on its own",
     )
     p.add_argument(
         "--fault",
@@ -78,6 +95,9 @@ def register(sub: Subcommands) -> None:
 
 DEMO_NODES = ("node1", "node2", "node3", "node4")
 _STACK_HINT = "; is the stack up? (`lazarus dev up`)"
+# A notice is posted in the background within a second or two of what it tells; past this, say it is missing.
+NOTICE_WAIT_S = 20.0
+METRICS_WAIT_S = 15.0
 
 
 async def _prepare_nodes(slurm: SlurmClient, dev: DevSettings) -> None:
@@ -181,9 +201,11 @@ def _narrate(status: JobStatus, seen: set[str]) -> None:
 
 async def _demo(args: argparse.Namespace) -> int:
     settings = settings_from(args)
+    stack = DevStack(settings.dev).status()
     client = await connect(settings)
     workdir = settings.dev.state_dir / "demo" / datetime.now().strftime("%Y%m%d-%H%M%S")
     workdir.mkdir(parents=True, exist_ok=True)
+    mark = Inbox.mark(stack.notices_file)
     job_id = await _start_job(settings, workdir, args.fault)
     wid = workflow_id(settings.cluster, job_id)
     print(
@@ -196,23 +218,77 @@ async def _demo(args: argparse.Namespace) -> int:
     await handle.signal(
         JobRecoveryWorkflow.set_mode, ModeChange(mode=Mode(args.mode), scope="job", operator="lazarus demo")
     )
+    inbox = Inbox(stack.notices_file, wid, mark)
     seen: set[str] = set()
+    answered: set[int] = set()
     while time.monotonic() < deadline:
         status = await handle.query(JobRecoveryWorkflow.status)
         _narrate(status, seen)
-        if status.state == RecoveryState.AWAITING_APPROVAL and status.advice:
-            gen = status.advice.generation
-            print(f"  an operator would now run: lazarus advice approve {job_id} --generation {gen}")
-            reply = await handle.execute_update(
-                JobRecoveryWorkflow.approve_advice, Approval(generation=gen, operator=f"{operator_name()} (demo)")
-            )
-            print(f"  {reply.message}")
+        for entry in inbox.new():
+            print(render_notice(entry))
+        advice = status.advice
+        if status.state == RecoveryState.AWAITING_APPROVAL and advice and advice.generation not in answered:
+            answered.add(advice.generation)
+            await _approve_over_http(settings, stack, inbox, job_id, advice.generation)
             continue
         if status.state in TERMINAL_STATES:
             break
         await asyncio.sleep(0.5)
     else:
         raise DemoError(f"the demo did not finish within {args.timeout:.0f} s; see `lazarus show {job_id}`")
+    drains = any(a.drain_nodes for a in status.advice_history) and stack.notices_file is not None
+    if drains and not await wait_for_notice(inbox, "node-drained", None, NOTICE_WAIT_S):
+        print("  (no node-drained notice reached the inbox: the ledger's note above says why)")
     print()
     print(render_timeline(status, ui_link(settings, wid)))
+    await _show_metrics(stack)
     return 0 if status.state == RecoveryState.COMPLETED or args.fault == "app-error" else 1
+
+
+async def _approve_over_http(
+    settings: Settings, stack: StackStatus, inbox: Inbox, job_id: int, generation: int
+) -> None:
+    """What an operator does with the notice: approve advice ``generation`` through Temporal's HTTP API."""
+    if stack.notices_file is None:
+        print("  (the stack runs no webhook inbox, so no notice: `lazarus dev up` with the workers starts one)")
+    elif not await wait_for_notice(inbox, "advice-pending", generation, NOTICE_WAIT_S):
+        print(f"  (no notice for advice {generation} reached the inbox in {NOTICE_WAIT_S:.0f} s: see the workers' log)")
+    if stack.http_api_url is None:
+        raise DemoError(f"the stack runs no Temporal HTTP API to approve through{_STACK_HINT}")
+    operator = operator_name()
+    request = approve_request(
+        stack.http_api_url,
+        settings.temporal.namespace,
+        inbox.workflow_id,
+        job_id,
+        settings.cluster,
+        generation,
+        operator,
+    )
+    print(f"  {operator} approves advice {generation} over Temporal's HTTP API (docs/http-api.md); the demo sends")
+    print("  the request this command makes:")
+    print("\n".join(f"    {line}" for line in request.curl().splitlines()))
+    try:
+        await asyncio.to_thread(send, request)
+    except HttpApiError as exc:
+        raise DemoError(str(exc)) from None
+    print("  Temporal took the approve_advice signal (HTTP 200); the workflow checks the generation and acts")
+
+
+async def _show_metrics(stack: StackStatus) -> None:
+    """The recovery as the workers' metrics endpoints tell it (what a dashboard and the alerts read)."""
+    if not stack.metrics_urls:
+        print("\n(the workers serve no metrics: dev.metrics_port and dev.temporal_metrics_port are 0)")
+        return
+    found = await read_story_metrics(
+        stack.metrics_urls,
+        lambda lines: any(line.startswith("lazarus_recoveries_total") for line in lines),
+        METRICS_WAIT_S,
+    )
+    print("\nThe recovery in the workers' metrics (counted since the workers started; docs/metrics.md):")
+    for url, lines in found.items():
+        if lines:
+            print(f"  {url}")
+            print("\n".join(f"    {line}" for line in lines))
+    if not any(found.values()):
+        print("  (none of the recovery's metrics yet: the workers' log says why)")

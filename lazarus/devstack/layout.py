@@ -77,6 +77,11 @@ class Layout:
         return self.root / "lazarus.yaml"
 
     @property
+    def notices(self) -> Path:
+        """The dev inbox's notices, one JSON line each (:mod:`lazarus.devstack.inbox`)."""
+        return self.root / "notices.jsonl"
+
+    @property
     def lock_file(self) -> Path:
         return self.root / ".lock"
 

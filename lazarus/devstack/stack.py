@@ -1,7 +1,7 @@
 """``dev up`` / ``down`` / ``status``: the whole embedded stack, in dependency order.
 
 Order: munged -> MariaDB -> slurmdbd -> slurmctld -> slurmd x N -> Temporal ->
-node agents x N (with the workers: one per fake node, on a fake NVML built with
+the webhook inbox (with the workers: where their notices land) -> node agents x N (with the workers: one per fake node, on a fake NVML built with
 gcc) -> workers. ``up`` starts only what is down and waits for each part to answer;
 ``down`` stops, in reverse order, only processes whose pid file names a live
 process carrying this stack's marker, then kills job processes and
@@ -26,6 +26,7 @@ from lazarus.config import DevSettings
 from lazarus.devstack import procs
 from lazarus.devstack.component import Component
 from lazarus.devstack.fake_nvml import build_fake_nvml
+from lazarus.devstack.inbox import inbox_component, inbox_url
 from lazarus.devstack.layout import MARKER_ENV, Layout
 from lazarus.devstack.mariadb import mariadb_component
 from lazarus.devstack.munge import munge_component
@@ -52,6 +53,7 @@ class Parts:
     temporal: bool = True
     workers: bool = True
     node_agents: bool = True
+    inbox: bool = True
 
 
 @dataclass
@@ -67,7 +69,10 @@ class DevStack:
         self.dev = dev
         workers = parts.workers and dev.workers and parts.temporal
         self.parts = Parts(
-            temporal=parts.temporal, workers=workers, node_agents=parts.node_agents and dev.node_agents and workers
+            temporal=parts.temporal,
+            workers=workers,
+            node_agents=parts.node_agents and dev.node_agents and workers,
+            inbox=parts.inbox and dev.inbox_port != 0 and workers,
         )
         self.layout = Layout(dev.state_dir)
 
@@ -99,6 +104,8 @@ class DevStack:
         comps += slurm_components(dev, self.layout, env)
         if self.parts.temporal or everything:
             comps.append(temporal_component(self.dev, self.layout, env))
+        if self.parts.inbox or everything:
+            comps.append(inbox_component(self.dev, self.layout, env))
         if self.parts.node_agents or everything:
             comps += node_agent_components(self.dev, self.layout, env)
         if (self.parts.workers and workers_available()) or everything:
@@ -120,7 +127,7 @@ class DevStack:
             if self._write_configs_changed():
                 self._restart_slurm_for_new_config(report)
             self._build_fake_nvml(report)
-            write_lazarus_yaml(self.dev, self.layout, node_agents=self.parts.node_agents)
+            write_lazarus_yaml(self.dev, self.layout, node_agents=self.parts.node_agents, inbox=self.parts.inbox)
             if self.parts.workers and not workers_available():
                 report.notes.append("workers: not available (module workers.host is not installed)")
             comps = self.components()
@@ -184,6 +191,8 @@ class DevStack:
             ui_url=f"http://127.0.0.1:{self.dev.temporal_ui_port}" if temporal else None,
             http_api_url=f"http://127.0.0.1:{self.dev.temporal_http_port}" if temporal else None,
             metrics_urls=metrics.urls() if metrics else [],
+            inbox_url=inbox_url(self.dev) if "inbox" in enabled else None,
+            notices_file=self.layout.notices if "inbox" in enabled else None,
             components=rows,
         )
 

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from lazarus.config import DevSettings, MetricsSettings
+from lazarus.devstack.inbox import inbox_url
 from lazarus.devstack.layout import Layout
 from lazarus.devstack.node_agents import agent_urls
 
@@ -21,8 +22,9 @@ def stack_metrics(dev: DevSettings) -> MetricsSettings:
     return MetricsSettings(port=dev.metrics_port, temporal_port=dev.temporal_metrics_port, address="127.0.0.1")
 
 
-def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) -> dict[str, Any]:
-    """The stack's configuration; ``node_agents``: the stack runs one agent per node, read before a drain."""
+def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False, inbox: bool = False) -> dict[str, Any]:
+    """The stack's configuration; ``node_agents``: the stack runs one agent per node, read before a drain;
+    ``inbox``: it runs the webhook inbox, which gets every notice as JSON (``<state>/notices.jsonl``)."""
     config: dict[str, Any] = {
         "cluster": dev.cluster_name,
         "temporal": {
@@ -34,14 +36,16 @@ def stack_config(dev: DevSettings, layout: Layout, node_agents: bool = False) ->
         "metrics": stack_metrics(dev).model_dump(mode="json"),
         "dev": dev.model_dump(mode="json"),
     }
+    if inbox:
+        config["notifications"] = {"webhooks": [{"url": inbox_url(dev), "format": "json"}]}
     if node_agents:
         config["node_agents"] = {"urls": agent_urls(dev)}
     return config
 
 
-def write_lazarus_yaml(dev: DevSettings, layout: Layout, node_agents: bool = False) -> None:
+def write_lazarus_yaml(dev: DevSettings, layout: Layout, node_agents: bool = False, inbox: bool = False) -> None:
     text = "# Written by `lazarus dev up`; rewritten on every up.\n" + yaml.safe_dump(
-        stack_config(dev, layout, node_agents), sort_keys=False
+        stack_config(dev, layout, node_agents, inbox), sort_keys=False
     )
     tmp = layout.lazarus_yaml.with_suffix(".yaml.tmp")
     tmp.write_text(text)

@@ -23,6 +23,8 @@ class StackStatus(BaseModel):
     ui_url: str | None = None
     http_api_url: str | None = None  # Temporal's own HTTP API (docs/http-api.md)
     metrics_urls: list[str] = Field(default_factory=list, description="the workers' metrics endpoints")
+    inbox_url: str | None = Field(None, description="the webhook inbox the workers' notices are posted to")
+    notices_file: Path | None = Field(None, description="where the inbox keeps them, one JSON line each")
     components: list[ComponentStatus]
 
     @property
@@ -41,4 +43,6 @@ class StackStatus(BaseModel):
             lines.append(f"Temporal HTTP API: {self.http_api_url}")
         for url in self.metrics_urls:
             lines.append(f"metrics: {url}")
+        if self.inbox_url:
+            lines.append(f"notices: {self.inbox_url}, kept in {self.notices_file}")
         return "\n".join(lines)

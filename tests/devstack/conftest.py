@@ -26,6 +26,8 @@ LZDEV_ENV = {
     "LAZARUS_DEV__TEMPORAL_PORT": "47233",
     "LAZARUS_DEV__TEMPORAL_UI_PORT": "48233",
     "LAZARUS_DEV__TEMPORAL_HTTP_PORT": "47243",
+    "LAZARUS_DEV__INBOX_PORT": "47480",
+    "LAZARUS_DEV__NODE_AGENT_PORT0": "49401",
     "LAZARUS_DEV__WORKERS": "false",
 }
 
@@ -33,18 +35,21 @@ LZDEV_ENV = {
 # The real CLI entry (argument parsing, error printing, exit codes), loading only
 # the `dev` subcommand: these specs are about `lazarus dev`, and must not fail
 # because another subcommand's module is broken at the moment.
-CLI = "import sys; from lazarus.cli import main as m; m.SUBCOMMAND_MODULES = ('lazarus.cli.dev',); sys.exit(m.main())"
+CLI = "import sys; from lazarus.cli import main as m; m.SUBCOMMAND_MODULES = {modules!r}; sys.exit(m.main())"
 
 
 def lazarus(
-    *args: str, extra_env: dict[str, str] | None = None, timeout: float = 180
+    *args: str,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 180,
+    modules: tuple[str, ...] = ("lazarus.cli.dev",),
 ) -> subprocess.CompletedProcess[str]:
-    """Run the `lazarus` CLI against the lzdev stack, as a user would."""
+    """Run the `lazarus` CLI against the lzdev stack, as a user would (with the subcommands of ``modules``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAZARUS_", "SLURM_"))}
     env.update(LZDEV_ENV)
     env.update(extra_env or {})
     return subprocess.run(
-        [sys.executable, "-c", CLI, *args],
+        [sys.executable, "-c", CLI.format(modules=modules), *args],
         env=env,
         capture_output=True,
         text=True,
