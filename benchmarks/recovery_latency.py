@@ -10,7 +10,10 @@ restarts it. Measured per run:
 * detection: the failing line's timestamp -> the anomaly recorded in the workflow;
 * action: the decision -> requeue verified (held, excluded, released) by the restart activity;
 * action incl. Slurm: the decision -> the new attempt RUNNING on other nodes (includes Slurm's own
-  requeue delay, BeginTime = now + cred_expire + 1 s, and its 1 s start-time resolution).
+  requeue delay, BeginTime = now + cred_expire + 1 s, and its 1 s start-time resolution);
+* milestones (issue 12, docs/milestones.md): from the failing line to the requeue verified, to the new attempt
+  running, to its progress restored (its first progress line: training again, not just running), and to
+  completed; and the steps lost (last step seen minus the checkpoint resumed from).
 
 Hang runs stop printing progress at step 8 while staying alive; measured is how far past the hang
 budget in force (learned from the step times, bounded by the policy) the hang was recorded. Prints p50/p95/max/mean per metric and writes JSON with --json.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import signal
 import statistics
@@ -33,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from lazarus.devstack.stack import DevStack, Parts  # noqa: E402
-from lazarus.models.recovery import TERMINAL_STATES, JobStatus, RecoveryState  # noqa: E402
-from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster  # noqa: E402
+from lazarus.models.recovery import TERMINAL_STATES, AttemptMilestones, JobStatus, RecoveryState  # noqa: E402
+from tests.conftest import TEST_DEV_SETTINGS, TEST_STATE_DIR, SlurmCluster, _sessions_lock  # noqa: E402
 from tests.e2e.helpers import restore_nodes  # noqa: E402
 from tests.e2e.stack import E2EStack, submit_training  # noqa: E402
 
@@ -81,12 +85,28 @@ async def crash_run(stack: E2EStack, workdir: Path) -> dict:
     line_at = datetime.fromtimestamp(float(LINE_TS.search(out).group(1)), tz=UTC)
     first, second = status.attempts[0], status.attempts[1]
     advice = status.advice_history[0]
+    row = next(r for r in status.milestones if r.attempt == 1)
+    if row.progress_restored_at is None or row.completed_at is None:
+        return {"job": job, "error": f"milestones missing: {row.model_dump_json()}"}
     return {
         "job": job,
         "detection_s": (first.anomaly.recorded_at - line_at).total_seconds(),
         "action_verified_s": (first.requeued_at - advice.decided_at).total_seconds(),
         "action_running_s": (second.started_at - advice.decided_at).total_seconds(),
+        **{f"fault_to_{name}_s": (at - line_at).total_seconds() for name, at in _milestones(row).items()},
+        "running_to_training_s": (row.progress_restored_at - row.running_at).total_seconds(),
+        "steps_lost": row.steps_lost,
     }
+
+
+def _milestones(row: AttemptMilestones) -> dict[str, datetime]:
+    reached = {
+        "requeued": row.requeued_at,
+        "running": row.running_at,
+        "progress_restored": row.progress_restored_at,
+        "completed": row.completed_at,
+    }
+    return {name: at for name, at in reached.items() if at is not None}
 
 
 async def hang_run(stack: E2EStack, workdir: Path) -> dict:
@@ -109,6 +129,9 @@ async def main() -> int:
     parser.add_argument("--json", type=Path, help="write all samples and summaries here")
     args = parser.parse_args()
     dev = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False))
+    with _sessions_lock(TEST_STATE_DIR) as leases:  # a lease, as a test session holds: no one stops the cluster
+        leases.mkdir(exist_ok=True)
+        (leases / str(os.getpid())).touch()
     dev.up()
     cluster = SlurmCluster(
         slurm_conf=dev.layout.slurm_conf,
@@ -136,6 +159,8 @@ async def main() -> int:
             print(f"hang run {i + 1}/{args.hang_runs}: {hangs[-1]}", flush=True)
     finally:
         stack.stop()
+        with _sessions_lock(TEST_STATE_DIR) as leases:
+            (leases / str(os.getpid())).unlink(missing_ok=True)
     ok = [r for r in crashes if "error" not in r]
     table = [
         summary("crash detection (failing line -> anomaly recorded), s", [r["detection_s"] for r in ok]),
@@ -144,6 +169,12 @@ async def main() -> int:
             "advice -> new attempt RUNNING elsewhere (incl. Slurm requeue delay), s",
             [r["action_running_s"] for r in ok],
         ),
+        *(
+            summary(f"failing line -> {name.replace('_', ' ')} (milestone), s", [r[f"fault_to_{name}_s"] for r in ok])
+            for name in ("requeued", "running", "progress_restored", "completed")
+        ),
+        summary("running -> progress restored (start-up of the attempt), s", [r["running_to_training_s"] for r in ok]),
+        summary("steps lost (last step seen - checkpoint resumed from)", [r["steps_lost"] for r in ok]),
         summary("hang recorded past the learned budget, s", [r["past_budget_s"] for r in hangs if "error" not in r]),
     ]
     print(

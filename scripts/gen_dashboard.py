@@ -99,6 +99,24 @@ ROWS = (
                 "Job workflows reaching a final state, per hour.",
                 (("sum by (state) (increase(lazarus_jobs_finished_total[1h]))", "{{state}}"),),
             ),
+            Panel(
+                "Fault to milestone (p50, p95)",
+                "From the fault to the next attempt requeued (verified), running (Slurm started it), training "
+                "progress restored (its first progress line) and completed. Running is not training.",
+                (
+                    (p50("lazarus_recovery_milestone_seconds", "milestone"), "p50 {{milestone}}"),
+                    (p95("lazarus_recovery_milestone_seconds", "milestone"), "p95 {{milestone}}"),
+                ),
+                unit="s",
+                width=12,
+            ),
+            Panel(
+                "Training steps lost",
+                "Steps lost to failures per hour: the last step seen before a restart minus the checkpoint it "
+                "resumed from.",
+                (("sum(increase(lazarus_steps_lost_total[1h]))", "steps lost"),),
+                width=12,
+            ),
         ),
     ),
     Row(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from lazarus.models import milestones
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Advice, Attempt, JobRecoveryInput, RecoveryState
 from workflows import notices
@@ -79,3 +80,20 @@ class Change:
             self.s.last_checkpoint = max(checkpoint, self.s.last_checkpoint or checkpoint)
         if max_interval is not None:
             attempt.max_step_interval = max(max_interval, attempt.max_step_interval or max_interval)
+
+    def record_first_progress(self, attempt: Attempt, step: int | None, at: datetime | None) -> None:
+        """The attempt's first progress line, once: training started, or for a restarted attempt training
+        progress restored, with the checkpoint it resumed from and the steps lost since (running is not
+        training: Slurm's start is ``started_at``)."""
+        if attempt.first_progress_at is not None or at is None:
+            return
+        attempt.first_step, attempt.first_progress_at = step, at
+        earlier = [a for a in self.s.attempts if a.index < attempt.index]
+        if not earlier:
+            return
+        text = f"{self.s.state.value}: attempt {attempt.index} training again at {at:%H:%M:%S}"
+        if step is not None:
+            attempt.resumed_from, attempt.steps_lost = milestones.resumed(step, earlier)
+            lost = "" if attempt.steps_lost is None else f", {attempt.steps_lost} steps lost"
+            text += f" (step {step}): resumed from checkpoint {attempt.resumed_from}{lost}"
+        self.emit(Details(text))

@@ -33,7 +33,7 @@ from dataclasses import replace
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from lazarus.models import names
+    from lazarus.models import milestones, names
     from lazarus.models.policy import Mode
     from lazarus.models.recovery import (
         TERMINAL_STATES,
@@ -194,6 +194,7 @@ class JobRecoveryWorkflow:
             telemetry_notes=self.s.telemetry_notes,
             ledger_notes=self.s.ledger_notes,
             refused_answers=self.s.refused_answers,
+            milestones=milestones.of(self.s.attempts),
         )
 
     def _refusal(self, answer: Approval | Rejection) -> str | None:

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 
 from lazarus.models import metrics as m
+from lazarus.models import milestones
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.recovery import (
     TERMINAL_STATES,
@@ -57,6 +58,7 @@ def job_facts(before: JobRecoveryInput, after: JobRecoveryInput) -> list[Fact]:
         facts += _attempt_facts(old_attempts.get(attempt.index), attempt, after)
     for advice in after.advice_history:
         facts += _advice_facts(old_advice.get(advice.generation), advice, after)
+    facts += _milestone_facts(before, after)
     if after.state != before.state and after.state in TERMINAL_STATES:
         facts.append(Fact(m.JOBS_FINISHED, (("state", after.state.value),)))
     return facts
@@ -83,6 +85,21 @@ def _attempt_facts(old: Attempt | None, new: Attempt, state: JobRecoveryInput) -
         decided = _decided_at(state, previous) if previous is not None else None
         if decided is not None:
             yield _latency("running_elsewhere", new.started_at - decided)
+
+
+def _milestone_facts(before: JobRecoveryInput, after: JobRecoveryInput) -> Iterator[Fact]:
+    """Each milestone of a restarted attempt once, in seconds from the fault; its steps lost once."""
+    old = {row.attempt: row for row in milestones.of(before.attempts)}
+    for row in milestones.of(after.attempts):
+        if row.fault_at is None:
+            continue
+        was = old.get(row.attempt)
+        then = was.seconds if was is not None else {}
+        for name, seconds in row.seconds.items():
+            if seconds is not None and then.get(name) is None:
+                yield Fact(m.RECOVERY_MILESTONES, (("milestone", name),), max(0.0, seconds))
+        if row.steps_lost and (was is None or was.steps_lost is None):
+            yield Fact(m.STEPS_LOST, (), float(row.steps_lost))
 
 
 def _advice_facts(old: AdviceStatus | None, new: Advice, state: JobRecoveryInput) -> Iterator[Fact]:

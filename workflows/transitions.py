@@ -172,6 +172,10 @@ def _attempt_started(c: Change, event: AttemptStarted) -> None:
 def _progress(c: Change, event: ProgressDigest) -> None:
     attempt = c.attempt(event.attempt)
     c.record_progress(attempt, event.step, event.last_progress_at, event.checkpoint, event.max_step_interval)
+    if event.first_progress_at is not None:
+        c.record_first_progress(attempt, event.first_step, event.first_progress_at)
+    else:  # telemetry older than the milestones: the first digest is the nearest it tells
+        c.record_first_progress(attempt, event.step, event.last_progress_at)
     attempt.checkpointing = event.checkpointing
     attempt.hang_budget = event.hang_budget or attempt.hang_budget
     _sight_back(c, attempt, event.observed_at)  # the digest is telemetry's heartbeat
@@ -303,6 +307,10 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         and (attempt.last_progress_at is None or view.last_progress_at > attempt.last_progress_at)
     ):
         c.record_progress(attempt, view.step, view.last_progress_at, view.checkpoint, view.max_step_interval)
+        if view.first_progress_at is not None:
+            c.record_first_progress(attempt, view.first_step, view.first_progress_at)
+        else:
+            c.record_first_progress(attempt, view.step, view.last_progress_at)
         attempt.checkpointing = view.checkpointing
         attempt.hang_budget = view.hang_budget or attempt.hang_budget
         if blind:

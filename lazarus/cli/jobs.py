@@ -101,11 +101,12 @@ async def fetch_status(settings: Settings, job_id: int) -> JobStatus:
 async def _show(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     job_id = args.job_id
-    status = await fetch_status(settings, job_id)
+    from lazarus.cli.timeline import render_timeline, with_milestones
+
+    status = with_milestones(await fetch_status(settings, job_id))
     if args.json:
         print_json(status)
         return 0
-    from lazarus.cli.timeline import render_timeline
 
     print(render_timeline(status, ui_link(settings, workflow_id(settings.cluster, job_id))))
     return 0

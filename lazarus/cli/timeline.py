@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from lazarus.models.recovery import Advice, Attempt, HangBudgetInForce, JobStatus, RefusedAnswer
+from lazarus.models import milestones
+from lazarus.models.recovery import Advice, Attempt, AttemptMilestones, HangBudgetInForce, JobStatus, RefusedAnswer
 
 _PHASES = {
     "startup": "start-up, before the first progress line",
@@ -82,6 +83,34 @@ def attempt_lines(attempt: Attempt, status: JobStatus) -> list[str]:
     return lines
 
 
+def _after(row: AttemptMilestones, at: datetime | None) -> str:
+    seconds = row.since_fault(at)
+    return f"{_t(at)}" + (f" (+{seconds:.1f} s)" if seconds is not None else "")
+
+
+def milestone_line(row: AttemptMilestones) -> str:
+    """One attempt's milestones: fault → requeued → running → progress restored → completed, with the seconds
+    from the fault; the checkpoint it resumed from and the steps lost. Running is not training."""
+    parts = (
+        [f"fault {_t(row.fault_at)} ({row.fault})", f"requeued {_after(row, row.requeued_at)}"] if row.fault_at else []
+    )
+    progress = f"{'progress restored' if row.fault_at else 'training'} {_after(row, row.progress_restored_at)}"
+    if row.first_step is not None:
+        progress += f" at step {row.first_step}"
+    if row.resumed_from is not None:
+        lost = f", {row.steps_lost} steps lost" if row.steps_lost is not None else ""
+        progress += f" (resumed from checkpoint {row.resumed_from}{lost})"
+    parts += [f"running {_after(row, row.running_at)}", progress, f"completed {_after(row, row.completed_at)}"]
+    return "    milestones: " + " -> ".join(parts)
+
+
+def with_milestones(status: JobStatus) -> JobStatus:
+    """``status`` with its milestone rows (a worker older than the milestones returns none: read them here)."""
+    if status.milestones or not status.attempts:
+        return status
+    return status.model_copy(update={"milestones": milestones.of(status.attempts)})
+
+
 def advice_notes(adv: Advice) -> list[str]:
     """What became of the advice beyond its status: why it waited for a person in act mode, why it was not
     executed, whether its exclusions reached the new attempt."""
@@ -126,8 +155,15 @@ def render_timeline(status: JobStatus, link: str) -> str:
         out.append(hang_line(status.hang_budget, status.hang_deadline))
     if status.refused_answers:
         out.append(refused_line(status.refused_answers))
+    rows = {row.attempt: row for row in with_milestones(status).milestones}
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
+        if attempt.index in rows:
+            out.append(milestone_line(rows[attempt.index]))
+    waiting = rows.get(status.attempts[-1].index + 1) if status.attempts else None
+    if waiting is not None:
+        out.append(f"  attempt {waiting.attempt}: requeued, not yet running")
+        out.append(milestone_line(waiting))
     if status.advice and status.advice.status.value == "pending":
         out.append(
             f"  awaiting approval: lazarus advice approve {status.job_id} --generation {status.advice.generation}"

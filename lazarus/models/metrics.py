@@ -31,6 +31,24 @@ Source = Literal["worker", "workflow"]
 LATENCY_BUCKETS = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 """Seconds: the design's targets (detection within 5 s, action within 10 s) fall inside the fine part."""
 COMMAND_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+MILESTONE_BUCKETS = (
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    15.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    21600.0,
+    86400.0,
+)
+"""Seconds from a fault to a milestone: a restart within seconds, a queue wait or the rest of a training run in hours."""
 CYCLE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -117,6 +135,28 @@ RECOVERIES = MetricSpec(
     source="workflow",
     roles=("control",),
     label_values=(("outcome", "restarted, stopped, action_failed, not_acted"),),
+)
+RECOVERY_MILESTONES = MetricSpec(
+    "lazarus_recovery_milestone_seconds",
+    "histogram",
+    "From the fault that ended an attempt (its failing line, its end, its hang budget running out) to each "
+    "milestone of the attempt after it: requeued (Lazarus's requeue verified), running (Slurm started it), "
+    "progress_restored (its first progress line: training again, not just running), completed (it ended "
+    "COMPLETED). Recorded once per attempt and milestone.",
+    ("cluster", "milestone"),
+    source="workflow",
+    roles=("control",),
+    buckets=MILESTONE_BUCKETS,
+    label_values=(("milestone", "requeued, running, progress_restored, completed"),),
+)
+STEPS_LOST = MetricSpec(
+    "lazarus_steps_lost_total",
+    "counter",
+    "Training steps lost to failures: for each restarted attempt that printed progress, the last step seen "
+    "before it minus the checkpoint it resumed from.",
+    ("cluster",),
+    source="workflow",
+    roles=("control",),
 )
 JOBS_FINISHED = MetricSpec(
     "lazarus_jobs_finished_total",
@@ -267,6 +307,8 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     ADVICE_ANSWERS,
     ACTION_LATENCY,
     RECOVERIES,
+    RECOVERY_MILESTONES,
+    STEPS_LOST,
     JOBS_FINISHED,
     DRAINS,
     DRAINS_REFUSED,

@@ -153,6 +153,20 @@ class Attempt(_Model):
     advice_generation: int | None = None
     outcome: str | None = Field(None, description="what happened to this attempt, in words")
     requeued_at: datetime | None = Field(None, description="when Lazarus's requeue of this attempt was verified")
+    first_step: int | None = Field(None, description="the step of the attempt's first progress line")
+    first_progress_at: datetime | None = Field(
+        None,
+        description="when telemetry read the attempt's first progress line: training started (attempt 0) or "
+        "training progress restored (a restarted attempt); running is not training",
+    )
+    resumed_from: int | None = Field(
+        None,
+        description="a restarted attempt: the checkpoint step it resumed from (the newest checkpoint seen before it "
+        "below its first step; 0 when it started over)",
+    )
+    steps_lost: int | None = Field(
+        None, description="a restarted attempt: the last step seen before it minus the checkpoint it resumed from"
+    )
     observed_at: datetime | None = Field(
         None, description="the newest time telemetry said it saw the attempt (fresh scheduler row and readable log)"
     )
@@ -302,6 +316,8 @@ class ProgressDigest(_JobEvent):
         description="when telemetry last saw the job (fresh scheduler row "
         "and readable log): the heartbeat that ends a blind spell",
     )
+    first_step: int | None = Field(None, description="the step of the attempt's first progress line")
+    first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")
 
 
 class AttemptEnded(_JobEvent):
@@ -403,6 +419,51 @@ class HangBudgetInForce(_Model):
     )
 
 
+class AttemptMilestones(_Model):
+    """One attempt's milestones (rows from :func:`lazarus.models.milestones.of`). Times are UTC; Slurm's start
+    and end times have one-second resolution, so ``running_at`` may read up to a second before ``requeued_at``."""
+
+    attempt: int = Field(ge=0, description="the attempt (Slurm's restart count)")
+    fault_at: datetime | None = Field(
+        None,
+        description="a restarted attempt: when the fault that ended the attempt before it was seen (its failing "
+        "line, its end, or its hang budget running out)",
+    )
+    fault: str | None = Field(None, description="that fault's signature (or kind)")
+    requeued_at: datetime | None = Field(
+        None, description="when Lazarus's requeue of the attempt before was verified (None: Slurm requeued it)"
+    )
+    running_at: datetime | None = Field(None, description="when Slurm started the attempt (running, not training)")
+    progress_restored_at: datetime | None = Field(
+        None,
+        description="when telemetry read the attempt's first progress line (attempt 0: training started)",
+    )
+    first_step: int | None = Field(None, description="the step of that first progress line")
+    resumed_from: int | None = Field(None, description="the checkpoint step the attempt resumed from")
+    steps_lost: int | None = Field(
+        None, description="the last step seen before the attempt minus the checkpoint it resumed from"
+    )
+    completed_at: datetime | None = Field(None, description="when the attempt ended COMPLETED (the training ran out)")
+    ended_at: datetime | None = Field(None, description="when the attempt ended, however it ended")
+    end_state: JobState | None = None
+
+    def since_fault(self, at: datetime | None) -> float | None:
+        """Seconds from the fault to ``at`` (None when either is unknown)."""
+        if self.fault_at is None or at is None:
+            return None
+        return (at - self.fault_at).total_seconds()
+
+    @property
+    def seconds(self) -> dict[str, float | None]:
+        """Fault → requeued, running, progress restored and completed, in seconds."""
+        return {
+            "requeued": self.since_fault(self.requeued_at),
+            "running": self.since_fault(self.running_at),
+            "progress_restored": self.since_fault(self.progress_restored_at),
+            "completed": self.since_fault(self.completed_at),
+        }
+
+
 class JobStatus(_Model):
     """What the `status` query returns."""
 
@@ -421,6 +482,11 @@ class JobStatus(_Model):
     ledger_notes: list[str] = Field(default_factory=list, description="e.g. a drain waiting for corroboration")
     refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
     hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
+    milestones: list[AttemptMilestones] = Field(
+        default_factory=list,
+        description="each attempt's milestones (fault, requeued, running, progress restored, completed); "
+        "empty from workers older than the milestones: compute them with milestones.of(attempts)",
+    )
 
 
 class JobMemo(BaseModel):
@@ -464,3 +530,5 @@ class ProgressView(_Model):
         "fresh): the hang watchdog must not decide on it",
     )
     suspended: bool = Field(False, description="Slurm showed the attempt SUSPENDED in the loop's last cycle")
+    first_step: int | None = Field(None, description="the step of the attempt's first progress line")
+    first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")

@@ -73,6 +73,8 @@ class AttemptTelemetry:
     first_failure_seen_at: datetime | None = None
     step: int | None = None
     checkpoint: int | None = None
+    first_step: int | None = None  # the attempt's first progress line: training (progress restored), not just running
+    first_progress_at: datetime | None = None
     digest_sent_at: datetime | None = None
     digest_step: int | None = None
     digest_checkpoint: int | None = None
@@ -202,6 +204,8 @@ class JobTracker:
         cur.hang.observe(sample, now)
         if sample.event == ProgressEvent.CHECKPOINT_START:
             return
+        if cur.first_progress_at is None and sample.event == ProgressEvent.STEP:
+            cur.first_step, cur.first_progress_at = sample.step, now
         if sample.step is not None and (cur.step is None or sample.step > cur.step):
             cur.step = sample.step
         if sample.checkpoint_step is not None:
@@ -261,6 +265,8 @@ class JobTracker:
                 checkpointing=cur.checkpointing,
                 hang_budget=budget,
                 observed_at=self.observed_at,
+                first_step=cur.first_step,
+                first_progress_at=cur.first_progress_at,
             )
         ]
 
@@ -289,4 +295,6 @@ class JobTracker:
             observed_at=observed_at,
             blind=blind,
             suspended=cur.suspended,
+            first_step=cur.first_step,
+            first_progress_at=cur.first_progress_at,
         )

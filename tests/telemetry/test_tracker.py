@@ -208,3 +208,19 @@ def test_a_failure_line_naming_a_node_outside_the_allocation_implicates_nobody()
     diag = event.anomaly.diagnosis
     assert diag.implicated_nodes == []
     assert any("node4" in note and "outside its allocation" in note for note in diag.notes)
+
+
+def test_each_attempts_first_progress_line_travels_with_its_digests_and_its_view():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=30 loss=1.0", T0)
+    t.observe(snap(restarts=1, nodes=("node1", "node3")), T0 + timedelta(seconds=5))
+    t.feed("out", 2, "rank 0: attempt 1, resuming from checkpoint 20", T0 + timedelta(seconds=6))
+    t.feed("out", 3, "LAZARUS phase=checkpoint step=20", T0 + timedelta(seconds=7))  # not training progress
+    t.feed("out", 4, "LAZARUS step=21 loss=1.0", T0 + timedelta(seconds=8))
+    t.feed("out", 5, "LAZARUS step=24 loss=1.0", T0 + timedelta(seconds=11))
+    [digest] = t.digest_events(T0 + timedelta(seconds=12), timedelta(minutes=5))
+    assert (digest.attempt, digest.step, digest.first_step) == (1, 24, 21)
+    assert digest.first_progress_at == T0 + timedelta(seconds=8)
+    view = t.progress_view(1, T0 + timedelta(seconds=12), timedelta(seconds=15))
+    assert (view.first_step, view.first_progress_at) == (21, T0 + timedelta(seconds=8))

@@ -36,6 +36,7 @@ from lazarus.models.recovery import (
     JobRecoveryInput,
     LedgerNote,
     ModeChange,
+    ProgressDigest,
     RecoveryState,
     Rejection,
     TelemetryNote,
@@ -233,6 +234,25 @@ async def act_mode_restart(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     async with Running(env.client, job_input(Mode.ACT)) as run:
         await send(run.handle, started(0), progress(0, 10, T0, checkpoint=10), xid79_on("node2"), ended(0))
         await next_attempt_completes(run)
+    return [run.handle]
+
+
+@scenario(
+    "time-skipping",
+    "three milestones: Xid 79 at step 47 (checkpoint 40) → requeue verified → attempt 1 running → its first "
+    "progress line at step 41 (progress restored: resumed from 40, 7 steps lost) → completed",
+)
+async def restart_progress_restored(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.ACT)) as run:
+        now = await env.get_current_time()
+        await send(run.handle, started(0), progress(0, 47, now, checkpoint=40), xid79_on("node2"), ended(0))
+        await wait_state(env, run.handle, RecoveryState.VERIFYING)
+        first = {"first_step": 41, "first_progress_at": now + timedelta(seconds=20)}
+        digest = progress(1, 43, now + timedelta(seconds=25))
+        if "first_step" in ProgressDigest.model_fields:  # older revisions (--rev) know no first progress line
+            digest = digest.model_copy(update=first)
+        await send(run.handle, started(1, ("node1", "node3"), ("node2",)), digest, ended(1, JobState.COMPLETED, 0))
+        await run.handle.result()
     return [run.handle]
 
 

@@ -71,6 +71,9 @@ async def test_a_recovery_records_each_fact_once_and_its_replay_records_nothing(
         "lazarus_detections_total",
         "lazarus_jobs_finished_total",
         "lazarus_recoveries_total",
+        "lazarus_recovery_milestone_seconds",  # fault -> requeued
+        "lazarus_recovery_milestone_seconds",  # fault -> running
+        "lazarus_recovery_milestone_seconds",  # fault -> completed (no progress line: never training again)
     ]
     [(_, value, labels)] = [u for u in updates if u[0] == "lazarus_detections_total"]
     assert value == 1
