@@ -64,13 +64,13 @@ def newly_short(previous: SparePoolState | None, state: SparePoolState) -> list[
 
 
 def next_look(pools: list[SparePool], states: dict[str, SparePoolState]) -> datetime | None:
-    """When a pool that is short or failed its last check is looked at again; None when none needs it."""
+    """When a short pool is looked at again; None when none is. A pool whose check failed (reservation unknown,
+    scheduler unreadable) waits for the next implication or reconciliation: its timer would only repeat the
+    error."""
     due = [
         state.checked_at + pool.retry_interval
         for pool in pools
-        if (state := states.get(pool.reservation)) is not None
-        and state.checked_at is not None
-        and (state.short or state.error)
+        if (state := states.get(pool.reservation)) is not None and state.checked_at is not None and state.short
     ]
     return min(due, default=None)
 

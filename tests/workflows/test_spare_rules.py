@@ -44,10 +44,12 @@ def test_a_check_counts_refills_and_keeps_when_the_pool_first_went_short() -> No
     assert (done.refills, done.short, done.short_since, done.spares_free) == (1, [], None, 2)
 
 
-def test_only_a_short_or_failed_pool_is_looked_at_again_after_its_retry_interval() -> None:
+def test_only_a_short_pool_is_looked_at_again_after_its_retry_interval() -> None:
     fine = spare_rules.checked(None, POOL, RefillResult(reservation="big-run", members=["a"], idle=["a"]), NOW)
     assert spare_rules.next_look([POOL], {"big-run": fine}) is None
+    short = spare_rules.checked(None, POOL, RefillResult(reservation="big-run", members=["a"], short=["a"]), NOW)
+    assert spare_rules.next_look([POOL], {"big-run": short}) == NOW + timedelta(seconds=30)
     failed = spare_rules.failed(fine, POOL, "check failed: Slurm has no reservation 'big-run'", NOW)
-    assert spare_rules.next_look([POOL], {"big-run": failed}) == NOW + timedelta(seconds=30)
+    assert spare_rules.next_look([POOL], {"big-run": failed}) is None  # the next reconciliation looks again
     assert failed.members == ["a"]  # the last known members stay
     assert spare_rules.kept([], {"big-run": failed}) == {}  # a pool no policy names any more is forgotten
