@@ -28,6 +28,8 @@ _TITLES = {
     "job-failed": "Lazarus could not act",
     "node-drained": "node drained",
     "drain-refused": "drain refused by the budget",
+    "spares-short": "spare pool short of healthy nodes",
+
 }
 
 
