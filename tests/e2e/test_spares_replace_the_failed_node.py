@@ -12,6 +12,7 @@ job in it, the fourth node busy with other work.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -53,7 +54,15 @@ def reservation(e2e: E2EStack) -> Iterator[str]:
         "Flags=IGNORE_JOBS",
     )
     yield SPARES_RESERVATION
-    e2e.cluster.run("scontrol", "delete", f"ReservationName={SPARES_RESERVATION}", check=False)
+    jobs = e2e.cluster.run("squeue", "-h", "-R", SPARES_RESERVATION, "-o", "%i", check=False).stdout.split()
+    if jobs:  # a reservation in use cannot be deleted, and it would keep other tests off three nodes
+        e2e.cluster.run("scancel", *jobs, check=False)
+    for _ in range(60):  # its jobs take a moment to end
+        shown = e2e.cluster.run("scontrol", "show", "reservation", SPARES_RESERVATION, check=False)
+        if shown.returncode != 0 or SPARES_RESERVATION not in shown.stdout:
+            break
+        e2e.cluster.run("scontrol", "delete", f"ReservationName={SPARES_RESERVATION}", check=False)
+        time.sleep(1)
     restore_nodes(e2e.cluster)
 
 
