@@ -73,7 +73,8 @@ def training_job(e2e: E2EStack, out_dir: Path) -> int:
         "#!/bin/bash\n"
         'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
         '  BAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 2p)\n'
-        f'  sleep 3\n  echo "{XID}"\n  sleep 3\n  exit 1\nfi\nsleep 45\n'
+        f'  sleep 3\n  echo "{XID}"\n  sleep 3\n  exit 1\nfi\n'
+        'for i in $(seq 1 90); do echo "LAZARUS step=$i"; sleep 0.5; done\n'
     )
     return submit_job(
         e2e.cluster,
@@ -117,7 +118,12 @@ async def test_a_hardware_fault_moves_the_job_to_the_spare_and_the_pool_is_refil
         )
 
         e2e.cluster.run("scancel", str(other))  # the other work ends: the general pool has a free node
-        refilled = await assert_eventually(lambda: (p := pool(e2e)) is not None and p["refills"] == 1 and p, timeout=60)
+        try:
+            refilled = await assert_eventually(
+                lambda: (p := pool(e2e)) is not None and p["refills"] == 1 and p, timeout=60
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\npool: {pool(e2e)}\nworker log:\n{e2e.log_tail(lines=60)}") from None
         healthy = sorted(m for m in MEMBERS if m != bad)
         assert sorted(reservation_nodes(e2e)) == sorted([*healthy, OTHER])
         assert sorted(refilled["members"]) == sorted([*healthy, OTHER]) and refilled["short"] == []
