@@ -29,7 +29,6 @@ _TITLES = {
     "node-drained": "node drained",
     "drain-refused": "drain refused by the budget",
     "spares-short": "spare pool short of healthy nodes",
-
 }
 
 
