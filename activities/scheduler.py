@@ -33,6 +33,7 @@ from lazarus.models.slurm import (
     RestartRequest,
     RestartResult,
 )
+from lazarus.models.spares import RefillRequest, RefillResult
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import SlurmError
 
@@ -79,6 +80,7 @@ class SlurmActivities:
             self.release_lazarus_hold,
             self.drain_nodes,
             self.resume_nodes,
+            self.refill_reservation,
         ]
 
     @activity.defn(name="slurm_list_nodes")
@@ -119,3 +121,9 @@ class SlurmActivities:
     @_translated
     async def resume_nodes(self, action: NodeAction) -> NodeActionResult:
         return await self.client.resume(action, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_refill_reservation")
+    @_translated
+    async def refill_reservation(self, request: RefillRequest) -> RefillResult:
+        """A spare pool kept healthy: untrusted members of its reservation swapped for healthy idle nodes."""
+        return await self.client.refill_reservation(request, heartbeat=_heartbeat)

@@ -34,6 +34,7 @@ from lazarus.errors import ConfigError
 from lazarus.models.ledger import LedgerPolicy
 from lazarus.models.notify import NoticeKind
 from lazarus.models.policy import Mode, Policy
+from lazarus.models.spares import SparePool
 
 
 def default_state_dir() -> Path:
@@ -485,7 +486,19 @@ class Settings(BaseSettings):
     def _has_default(cls, v: dict[str, Policy]) -> dict[str, Policy]:
         if "default" not in v:
             raise ValueError("a policy named 'default' is required")
+        pools: dict[str, SparePool] = {}
+        for name, policy in v.items():
+            pool = policy.spares
+            if pool is not None and pools.setdefault(pool.reservation, pool) != pool:
+                raise ValueError(
+                    f"policy {name!r} names spare pool {pool.reservation!r} differently from another policy"
+                )
         return v
+
+    def spare_pools(self) -> list[SparePool]:
+        """The spare pools the policies name, one per reservation (the node ledger keeps them)."""
+        pools = {p.spares.reservation: p.spares for p in self.policies.values() if p.spares is not None}
+        return [pools[name] for name in sorted(pools)]
 
     @model_validator(mode="after")
     def _queues_per_cluster(self) -> Settings:

@@ -91,6 +91,9 @@ LEDGER_NODES = _gauge(catalogue.LEDGER_NODES)
 LEDGER_IMPLICATIONS = _gauge(catalogue.LEDGER_IMPLICATIONS)
 NODES_DRAINED = _gauge(catalogue.NODES_DRAINED)
 DRAIN_BUDGET_REMAINING = _gauge(catalogue.DRAIN_BUDGET_REMAINING)
+SPARES_FREE = _gauge(catalogue.SPARES_FREE)
+SPARES_USED = _gauge(catalogue.SPARES_USED)
+SPARES_SHORT = _gauge(catalogue.SPARES_SHORT)
 CLUSTER_VIEW_ERRORS = _counter(catalogue.CLUSTER_VIEW_ERRORS)
 
 WORKER_METRICS: dict[str, MetricWrapperBase] = {
@@ -110,6 +113,9 @@ WORKER_METRICS: dict[str, MetricWrapperBase] = {
         (catalogue.LEDGER_IMPLICATIONS, LEDGER_IMPLICATIONS),
         (catalogue.NODES_DRAINED, NODES_DRAINED),
         (catalogue.DRAIN_BUDGET_REMAINING, DRAIN_BUDGET_REMAINING),
+        (catalogue.SPARES_FREE, SPARES_FREE),
+        (catalogue.SPARES_USED, SPARES_USED),
+        (catalogue.SPARES_SHORT, SPARES_SHORT),
         (catalogue.CLUSTER_VIEW_ERRORS, CLUSTER_VIEW_ERRORS),
     ]
 }
@@ -283,6 +289,10 @@ class ClusterView:
         LEDGER_IMPLICATIONS.set(sum(len(n.implications) for n in view.nodes))
         NODES_DRAINED.labels("lazarus").set(sum(1 for n in view.nodes if n.drained_by_lazarus))
         NODES_DRAINED.labels("other").set(sum(1 for n in view.nodes if n.drained and not n.drained_by_lazarus))
+        for pool in view.spares:
+            SPARES_FREE.labels(pool.reservation).set(pool.spares_free)
+            SPARES_USED.labels(pool.reservation).set(pool.spares_used)
+            SPARES_SHORT.labels(pool.reservation).set(len(pool.short))
         return view
 
     async def _budget(self, view: LedgerView | None) -> None:

@@ -28,6 +28,7 @@ _TITLES = {
     "job-failed": "Lazarus could not act",
     "node-drained": "node drained",
     "drain-refused": "drain refused by the budget",
+    "spares-short": "spare pool short of healthy nodes",
 }
 
 

@@ -35,7 +35,7 @@ INTRO = """\
 **Output.** Data goes to stdout, messages about the command itself (errors, progress) to stderr.
 Every command that prints data takes `--json`:
 
-- a command that **lists** things (`jobs`, `advice list`, `policies`) prints **JSON lines**: one JSON object per
+- a command that **lists** things (`jobs`, `advice list`, `policies`, `spares`) prints **JSON lines**: one JSON object per
   item, one item per line, nothing when there is none (`lazarus jobs --json | jq -c .state`);
 - a command that **shows one thing** (`show`, `nodes`, `nodes policy`, `dev status`, `dev up`,
   `diagnose`, `goodput`, `node-agent --once`) prints **one JSON document** (an object).

@@ -256,6 +256,32 @@ ROWS = (
         ),
     ),
     Row(
+        "Spare pools",
+        (
+            Panel(
+                "Spares",
+                "Each pool's spares free (idle, trusted) and used, and members waiting for a free healthy node.",
+                (
+                    ("max by (reservation) (lazarus_spares_free)", "free: {{reservation}}"),
+                    ("max by (reservation) (lazarus_spares_used)", "used: {{reservation}}"),
+                    ("max by (reservation) (lazarus_spares_short_nodes)", "short: {{reservation}}"),
+                ),
+                width=12,
+            ),
+            Panel(
+                "Refills",
+                "Members replaced from the general pool per hour, and pools that went short.",
+                (
+                    (
+                        "sum by (reservation, outcome) (increase(lazarus_spare_refills_total[1h]))",
+                        "{{reservation}}: {{outcome}}",
+                    ),
+                ),
+                width=12,
+            ),
+        ),
+    ),
+    Row(
         "Workers and Temporal",
         (
             Panel(

@@ -168,6 +168,16 @@ def drain_refused(cluster: str, reason: str) -> None:
     record(cluster, [Fact(m.DRAINS_REFUSED, (("reason", reason),))])
 
 
+def spare_refills(cluster: str, reservation: str, refilled: int, short: int) -> None:
+    """A spare pool check: members replaced (``refilled``), members newly left without a replacement (``short``)."""
+    facts = (
+        [Fact(m.SPARE_REFILLS, (("reservation", reservation), ("outcome", "refilled")), refilled)] if refilled else []
+    )
+    if short:
+        facts.append(Fact(m.SPARE_REFILLS, (("reservation", reservation), ("outcome", "short")), short))
+    record(cluster, facts)
+
+
 def record(cluster: str, facts: list[Fact]) -> None:
     if not facts:
         return

@@ -30,6 +30,14 @@ drain waits (``waiting``, shown by `lazarus nodes`), the job is told so (a
 ``LedgerNote`` in its history), and the request is looked at again with every
 implication of the node and every reconciliation.
 
+Spare pools (patch ``ledger-keeps-spare-pools``): the policies may name Slurm reservations with spares
+(``Policy.spares``; the workers send them with the policy). After implications, an operator's drain, every
+reconciliation, and (while a pool is short or its check failed) every ``retry_interval``, the ledger asks the
+Slurm adapter to swap each pool's members it distrusts (:func:`workflows.spare_rules.distrusted`) for healthy
+idle nodes of the general pool (activity ``slurm_refill_reservation``: fresh read, act if needed, verify).
+A replacement is kept as an action and told to the jobs that implicated the node; a member left for want of a
+free node is recorded, notified, and looked at again. Reservations no policy names are never touched.
+
 Every drain, resume, refused or failed drain, change noticed in Slurm and cluster
 mode change is kept as an action (who, when, why, the implications behind it; the
 newest 500) for `lazarus audit`. A drain and a drain refused by the budget are
@@ -66,7 +74,8 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.notify import Notice
     from lazarus.models.recovery import LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
-    from workflows import callers, metering, notices
+    from lazarus.models.spares import RefillRequest, RefillResult, SparePool
+    from workflows import callers, metering, notices, spare_rules
     from workflows.authorization import caller_refusal, decided_by
     from workflows.calls import run_activity
     from workflows.effects import Notify
@@ -91,6 +100,8 @@ RECONCILES = "ledger-reconciles-with-slurm"
 """Patch id: runs started before reconciliation keep their old commands until they continue as new."""
 CORROBORATES = "ledger-drains-need-corroboration"
 """Patch id: runs started before it drained on one job's word and counted lemon nodes by job ids."""
+SPARES = "ledger-keeps-spare-pools"
+"""Patch id: runs started before spare pools never read or changed a reservation."""
 MAX_DRAIN_REASON = 200
 """Slurm's limit on a drain reason (lazarus.slurm.validate)."""
 JOBS_TOLD = 5
@@ -121,6 +132,8 @@ class NodeLedgerWorkflow:
         self._last_check = workflow.now()
         self._unreadable = ""
         self._corroborates = False
+        self._spares = False
+        self._pools_due = False
         self._notifier = Notifier()
 
     @workflow.signal(name=names.RECORD_IMPLICATION)
@@ -134,6 +147,10 @@ class NodeLedgerWorkflow:
         self.s.telemetry_queue = change.telemetry_queue or self.s.telemetry_queue
         if change.operators is not None:
             self.s.operators = list(change.operators)
+        if change.spare_pools is not None:
+            self.s.spare_pools = list(change.spare_pools)
+            self.s.spares = spare_rules.kept(self.s.spare_pools, self.s.spares)
+            self._pools_due = True
         self._wake = True  # the reconciliation timer follows the new interval
 
     @workflow.update(name=names.RESUME_NODE)
@@ -178,6 +195,8 @@ class NodeLedgerWorkflow:
             raise _refusal(exc, f"drain {request.node}") from None
         mark_drained(self._record(request.node), who, reason, workflow.now())
         metering.drained(self.s.cluster, "operator")
+        if self._spares:  # a drained member of a spare pool is replaced
+            self._pools_due = self._wake = True
         self._log("drain", request.node, who, request.reason)
         return result
 
@@ -220,6 +239,8 @@ class NodeLedgerWorkflow:
             actions=self.s.actions,
             operators=self.s.operators,
             refused=self.s.refused,
+            spare_pools=self.s.spare_pools,
+            spares=[self.s.spares[name] for name in sorted(self.s.spares)],
         )
 
     def _record(self, node: str) -> NodeRecord:
@@ -246,13 +267,18 @@ class NodeLedgerWorkflow:
     async def run(self, inp: LedgerInput) -> None:
         reconciles = workflow.patched(RECONCILES)
         self._corroborates = reconciles and workflow.patched(CORROBORATES)
+        self._spares = self._corroborates and workflow.patched(SPARES)
         while True:
             await self._wait(reconciles)
             while self._inbox:
                 imp = self._inbox.pop(0)
                 await (self._handle(imp) if reconciles else self._handle_unreconciled(imp))
+                self._pools_due = self._spares
             if reconciles and workflow.now() >= self._next_check():
                 await self._reconcile()
+                self._pools_due = self._spares
+            if self._spares and (self._pools_due or self._pool_look_due()):
+                await self._keep_pools()
             if workflow.info().is_continue_as_new_suggested():
                 await self._notifier.flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -278,7 +304,11 @@ class NodeLedgerWorkflow:
         if not reconciles:
             await workflow.wait_condition(woken)
             return
-        due = (self._next_check() - workflow.now()).total_seconds()
+        wake_at = self._next_check()
+        look = spare_rules.next_look(self.s.spare_pools, self.s.spares) if self._spares else None
+        if look is not None and look < wake_at:
+            wake_at = look
+        due = (wake_at - workflow.now()).total_seconds()
         if due <= 0:
             return
         with contextlib.suppress(TimeoutError):
@@ -539,3 +569,63 @@ class NodeLedgerWorkflow:
                 await handle.signal(names.LEDGER_NOTE, LedgerNote(text=text[:500]))
             except ApplicationError as exc:
                 workflow.logger.info(f"node ledger: job {job_id} not told ({exc})")
+
+    # ---- spare pools ---------------------------------------------------------------------------------
+
+    def _pool_look_due(self) -> bool:
+        look = spare_rules.next_look(self.s.spare_pools, self.s.spares)
+        return look is not None and workflow.now() >= look
+
+    def _blamers(self, node: str) -> list[int]:
+        """The jobs that implicated ``node`` (the newest :data:`JOBS_TOLD`), told about its replacement."""
+        record = self.s.nodes.get(node)
+        jobs = sorted({i.job_id for i in record.implications}) if record is not None else []
+        return jobs[-JOBS_TOLD:]
+
+    async def _keep_pools(self) -> None:
+        """Swap each pool's members the ledger distrusts for healthy idle nodes of the general pool, through the
+        adapter (fresh read, act if needed, verify); keep, tell and notify what happened."""
+        self._pools_due = False
+        bad = spare_rules.distrusted(self.s.nodes, self.s.policy, workflow.now())
+        for pool in list(self.s.spare_pools):
+            await self._keep_pool(pool, bad)
+
+    async def _keep_pool(self, pool: SparePool, bad: list[str]) -> None:
+        before = self.s.spares.get(pool.reservation)
+        try:
+            result = await run_activity(
+                "slurm_refill_reservation",
+                RefillRequest(reservation=pool.reservation, distrusted=bad),
+                result_type=RefillResult,
+                task_queue=self.s.scheduler_queue,
+                summary=f"keep spare pool {pool.reservation}",
+                preset=SLURM_WRITE,
+            )
+        except ActivityError as exc:
+            error = f"check failed: {exc.cause or exc}"
+            self.s.spares[pool.reservation] = spare_rules.failed(before, pool, error, workflow.now())
+            workflow.logger.warning(f"node ledger: spare pool {pool.reservation}: {error}")
+            return
+        now = workflow.now()
+        state = spare_rules.checked(before, pool, result, now)
+        self.s.spares[pool.reservation] = state
+        short = spare_rules.newly_short(before, state)
+        metering.spare_refills(self.s.cluster, pool.reservation, len(result.swaps), len(short))
+        for swap in result.swaps:
+            text = (
+                f"spare pool {pool.reservation}: {swap.out} replaced by {swap.into} "
+                f"(reservation now {', '.join(result.members)})"
+            )
+            workflow.logger.info(f"node ledger: {text}")
+            self._log("spare-refill", swap.out, "lazarus", text)
+            await self._tell(self._blamers(swap.out), text)
+        if short:
+            text = (
+                f"spare pool {pool.reservation}: no healthy idle node free to replace {', '.join(short)}; "
+                f"looking again {spare_rules.retry_words(pool)}"
+            )
+            workflow.logger.warning(f"node ledger: {text}")
+            self._log("spares-short", short[0], "lazarus", text)
+            jobs = sorted({job for node in short for job in self._blamers(node)})
+            self._notify(notices.spares_short(self.s.cluster, pool.reservation, short, jobs[-1] if jobs else None, now))
+            await self._tell(jobs, text)

@@ -4,7 +4,8 @@ A job's recovery notifies when it enters ``awaiting-approval`` (advice waits for
 operator), ``stopped`` (Lazarus will not restart it: stop advice, attempts used up,
 advice rejected or expired after the job ended) or ``failed`` (Lazarus could not
 act). A job the user cancelled is not announced: nobody needs telling. The node
-ledger notifies when it drains a node and when the drain budget refuses a drain.
+ledger notifies when it drains a node, when the drain budget refuses a drain, and when a spare pool
+cannot replace an untrusted member because no healthy node is free.
 Each notice names the workflow whose history its link opens (the job's).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lazarus.models.names import workflow_id
+from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.notify import Notice, NoticeKind
 from lazarus.models.recovery import JobRecoveryInput, RecoveryState
 from lazarus.models.slurm import JobState
@@ -83,6 +84,23 @@ def _node_notice(
         node=node,
         nodes=[node],
         reason=reason,
+    )
+
+
+def spares_short(cluster: str, reservation: str, nodes: list[str], job_id: int | None, now: datetime) -> Notice:
+    """A spare pool keeps untrusted ``nodes``: no healthy idle node is free (the ledger keeps looking). The link
+    opens the history of the job that lost them, else the ledger's."""
+    wid = workflow_id(cluster, job_id) if job_id is not None else ledger_id(cluster)
+    return Notice(
+        id=f"{ledger_id(cluster)}/{NoticeKind.SPARES_SHORT.value}/{reservation}/{now:%Y%m%dT%H%M%S}",
+        kind=NoticeKind.SPARES_SHORT,
+        cluster=cluster,
+        text=f"spare pool {reservation}: no healthy idle node free to replace {', '.join(nodes)}; retrying",
+        at=now,
+        workflow_id=wid,
+        job_id=job_id,
+        nodes=list(nodes),
+        reason="no healthy idle node free",
     )
 
 

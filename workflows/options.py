@@ -26,6 +26,7 @@ NON_RETRYABLE_SLURM_ERRORS = [
     "InvalidArgument",
     "UnknownJob",
     "UnknownNode",
+    "UnknownReservation",
     "PermissionDenied",
     "OperationRefused",
     "MalformedOutput",

@@ -39,6 +39,7 @@ SUBCOMMAND_MODULES = (
     "lazarus.cli.nodes",
     "lazarus.cli.audit",
     "lazarus.cli.policies",
+    "lazarus.cli.spares",
     "lazarus.cli.diagnose",
     "lazarus.cli.goodput",
     "lazarus.cli.worker",

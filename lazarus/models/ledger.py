@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lazarus.models.diagnosis import EvidenceSource
 from lazarus.models.policy import Mode
+from lazarus.models.spares import SparePool, SparePoolState
 
 
 class _Model(BaseModel):
@@ -114,8 +115,12 @@ class LedgerAction(_Model):
     (`lazarus audit` lists them)."""
 
     at: datetime
-    action: Literal["drain", "resume", "drain-refused", "drain-failed", "noticed", "cluster-mode"]
-    node: str | None = Field(None, description="None for a cluster-wide mode change")
+    action: Literal[
+        "drain", "resume", "drain-refused", "drain-failed", "noticed", "cluster-mode", "spare-refill", "spares-short"
+    ]
+    node: str | None = Field(
+        None, description="None for a cluster-wide mode change; the member replaced for a spare pool"
+    )
     by: str = Field(description="'lazarus', the operator, or 'outside Lazarus'")
     reason: str
     evidence: list[str] = Field(default_factory=list, description="the implications behind a drain")
@@ -150,6 +155,12 @@ class LedgerInput(_Model):
     refused: list[str] = Field(
         default_factory=list, description=f"signals refused to callers not permitted (the newest {MAX_REFUSED})"
     )
+    spare_pools: list[SparePool] = Field(
+        default_factory=list, description="the spare pools the configured policies name (sent by the workers)"
+    )
+    spares: dict[str, SparePoolState] = Field(
+        default_factory=dict, description="each pool's state at its last refill check, by reservation"
+    )
 
 
 class PolicyChange(_Model):
@@ -160,6 +171,9 @@ class PolicyChange(_Model):
     telemetry_queue: str | None = Field(None, description="the workers' telemetry task queue (sent at worker start)")
     operators: list[str] | None = Field(
         None, description="the configured authorization.operators (sent at worker start); None leaves them as they are"
+    )
+    spare_pools: list[SparePool] | None = Field(
+        None, description="the spare pools the configured policies name (sent at worker start); None leaves them"
     )
 
 
@@ -185,6 +199,8 @@ class LedgerView(_Model):
     actions: list[LedgerAction] = Field(default_factory=list, description="what the ledger did or refused")
     operators: list[str] = Field(default_factory=list, description="who may drain, resume and switch modes")
     refused: list[str] = Field(default_factory=list, description="signals refused to callers not permitted")
+    spare_pools: list[SparePool] = Field(default_factory=list, description="the spare pools the policies name")
+    spares: list[SparePoolState] = Field(default_factory=list, description="each pool at its last refill check")
 
 
 class ClusterMode(_Model):

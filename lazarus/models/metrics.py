@@ -187,6 +187,18 @@ DRAINS_REFUSED = MetricSpec(
     label_values=(("reason", "budget, scheduler_unreadable, failed"),),
 )
 
+SPARE_REFILLS = MetricSpec(
+    "lazarus_spare_refills_total",
+    "counter",
+    "Spare pool checks that changed or could not change a reservation: a member Lazarus excluded or drained "
+    "replaced by a healthy idle node of the general pool (refilled), or left in place because none was free "
+    "(short; counted when it becomes short).",
+    ("cluster", "reservation", "outcome"),
+    source="workflow",
+    roles=("control",),
+    label_values=(("reservation", "the reservations the policies name"), ("outcome", "refilled, short")),
+)
+
 # ---- recorded by worker processes (prometheus_client) -------------------------------------------------
 
 WORKER_INFO = MetricSpec(
@@ -290,6 +302,28 @@ DRAIN_BUDGET_REMAINING = MetricSpec(
     "less the nodes Slurm shows drained (0: the budget is spent, further drains are refused).",
     roles=("telemetry",),
 )
+SPARES_FREE = MetricSpec(
+    "lazarus_spares_free",
+    "gauge",
+    "Spares of each pool idle and trusted at the node ledger's last check (at most the policy's spare count).",
+    ("reservation",),
+    roles=("telemetry",),
+)
+SPARES_USED = MetricSpec(
+    "lazarus_spares_used",
+    "gauge",
+    "Spares of each pool taken by work or lost: the policy's spare count less the free ones.",
+    ("reservation",),
+    roles=("telemetry",),
+)
+SPARES_SHORT = MetricSpec(
+    "lazarus_spares_short_nodes",
+    "gauge",
+    "Members of each pool Lazarus wants replaced that are still in the reservation: no healthy idle node was "
+    "free (the ledger retries).",
+    ("reservation",),
+    roles=("telemetry",),
+)
 CLUSTER_VIEW_ERRORS = MetricSpec(
     "lazarus_cluster_view_errors_total",
     "counter",
@@ -312,6 +346,7 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     JOBS_FINISHED,
     DRAINS,
     DRAINS_REFUSED,
+    SPARE_REFILLS,
     WORKER_INFO,
     SCHEDULER_COMMAND_DURATION,
     SCHEDULER_COMMAND_ERRORS,
@@ -326,6 +361,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     LEDGER_IMPLICATIONS,
     NODES_DRAINED,
     DRAIN_BUDGET_REMAINING,
+    SPARES_FREE,
+    SPARES_USED,
+    SPARES_SHORT,
     CLUSTER_VIEW_ERRORS,
 )
 

@@ -21,6 +21,7 @@ class NoticeKind(StrEnum):
     JOB_FAILED = "job-failed"  # Lazarus could not act (the scheduler refused the restart)
     NODE_DRAINED = "node-drained"  # the node ledger drained a node
     DRAIN_REFUSED = "drain-refused"  # the node ledger did not drain a node: the drain budget is used up
+    SPARES_SHORT = "spares-short"  # a spare pool lost a member and no healthy idle node is free to replace it
 
 
 class Notice(BaseModel):

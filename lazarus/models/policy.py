@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lazarus.models.spares import SparePool
+
 
 class Mode(StrEnum):
     """Whether Lazarus acts on its own advice."""
@@ -95,6 +97,11 @@ class Policy(BaseModel):
     )
     act_on_stragglers: bool = Field(False, description="restart excluding a straggler node (otherwise advice only)")
     mode: Mode | None = Field(None, description="override of the cluster mode for jobs using this policy")
+    spares: SparePool | None = Field(
+        None,
+        description="a hot-spare pool: the Slurm reservation this policy's jobs run in and its spare count; the "
+        "node ledger swaps a node Lazarus excludes or drains there for a healthy idle node of the general pool",
+    )
     selectable: bool = Field(
         False, description="jobs may name this policy in their comment (the policy named default always may)"
     )

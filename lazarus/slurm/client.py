@@ -25,7 +25,8 @@ from lazarus.models.slurm import (
     SubmitRequest,
     SubmitResult,
 )
-from lazarus.slurm import cancel, node_actions, restart, submission
+from lazarus.models.spares import RefillRequest, RefillResult
+from lazarus.slurm import cancel, node_actions, reservations, restart, submission
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.transport import LocalTransport, Transport
 from lazarus.slurm.waiting import Heartbeat, no_heartbeat, wait_for
@@ -122,3 +123,9 @@ class SlurmClient(SlurmReader):
     async def resume(self, action: NodeAction, heartbeat: Heartbeat = no_heartbeat) -> NodeActionResult:
         """Return drained or down nodes to service; nodes already in service are left alone."""
         return await node_actions.resume(self, action, heartbeat)
+
+    # ------------------------------------------------------------------ spare pools
+
+    async def refill_reservation(self, request: RefillRequest, heartbeat: Heartbeat = no_heartbeat) -> RefillResult:
+        """Swap a spare pool's untrusted members for healthy idle nodes; see :mod:`.reservations`."""
+        return await reservations.refill(self, request, heartbeat)

@@ -32,6 +32,10 @@ class UnknownNodeError(InvalidArgumentError):
     """A node name that is valid syntax but not a node of this cluster."""
 
 
+class UnknownReservationError(InvalidArgumentError):
+    """A reservation name that Slurm does not know."""
+
+
 class PermissionDeniedError(SlurmError):
     """The user the commands run as may not perform this operation."""
 

@@ -16,6 +16,7 @@ import hostlist
 from lazarus import hostlists
 from lazarus.errors import shorten
 from lazarus.models.slurm import JobSnapshot, JobState, NodeState, SacctRecord
+from lazarus.models.spares import Reservation
 from lazarus.slurm.errors import MalformedOutputError
 
 # A field boundary in `scontrol show` output: whitespace, then a Slurm key, then '='.
@@ -170,6 +171,24 @@ def parse_scontrol_nodes(text: str) -> list[NodeState]:
             NodeState(name=fields["NodeName"], state=fields["State"], reason="" if reason in _NULLS else reason)
         )
     return nodes
+
+
+def parse_scontrol_reservations(text: str) -> list[Reservation]:
+    """Reservations from ``scontrol show reservation`` (multi-line records); "No reservations in the
+    system" is none."""
+    if text.strip().startswith("No reservations"):
+        return []
+    found = []
+    for lines in records(text):
+        fields = key_values(lines)
+        if not fields.get("ReservationName"):
+            raise MalformedOutputError(f"scontrol reservation record without ReservationName: {shorten(lines[0])}")
+        found.append(
+            Reservation(
+                name=fields["ReservationName"], nodes=expand_nodes(fields.get("Nodes")), state=fields.get("State", "")
+            )
+        )
+    return found
 
 
 # --------------------------------------------------------------------------- sacct -P -n -D

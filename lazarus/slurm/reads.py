@@ -12,10 +12,17 @@ from typing import Self
 
 from lazarus import metrics
 from lazarus.models.slurm import JobSnapshot, NodeState, SacctRecord
+from lazarus.models.spares import Reservation
 from lazarus.slurm import validate
 from lazarus.slurm.errors import UnknownJobError
 from lazarus.slurm.outcome import check
-from lazarus.slurm.parse import SACCT_FORMAT, parse_sacct, parse_scontrol_jobs, parse_scontrol_nodes
+from lazarus.slurm.parse import (
+    SACCT_FORMAT,
+    parse_sacct,
+    parse_scontrol_jobs,
+    parse_scontrol_nodes,
+    parse_scontrol_reservations,
+)
 from lazarus.slurm.parse_squeue import parse_squeue_json
 from lazarus.slurm.transport import CommandResult, Transport
 
@@ -71,3 +78,8 @@ class SlurmReader:
     async def nodes(self) -> list[NodeState]:
         """Every node of the cluster with its state and reason."""
         return parse_scontrol_nodes((await self.run(["scontrol", "show", "node"], "the node list")).stdout)
+
+    async def reservations(self) -> list[Reservation]:
+        """Every reservation slurmctld holds, with its nodes."""
+        result = await self.run(["scontrol", "show", "reservation"], "the reservation list")
+        return parse_scontrol_reservations(result.stdout)

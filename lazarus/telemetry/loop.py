@@ -124,6 +124,7 @@ class TelemetryLoop:
                     scheduler_queue=self.settings.task_queues.scheduler,
                     telemetry_queue=self.settings.task_queues.telemetry,
                     operators=self.settings.authorization.operators,
+                    spare_pools=self.settings.spare_pools(),
                 ),
                 id=wid,
                 task_queue=self.settings.task_queues.control,
@@ -136,6 +137,7 @@ class TelemetryLoop:
                         by="configuration at worker start",
                         telemetry_queue=self.settings.task_queues.telemetry,
                         operators=self.settings.authorization.operators,
+                        spare_pools=self.settings.spare_pools(),
                     )
                 ],
             )

@@ -26,6 +26,7 @@ PRINTS_DATA = (
     "lazarus nodes",
     "lazarus nodes policy",
     "lazarus policies",
+    "lazarus spares",
     "lazarus dev up",
     "lazarus dev status",
     "lazarus diagnose",
@@ -82,7 +83,7 @@ def test_listings_promise_json_lines_and_the_others_one_document():
     commands = _commands()
     for path in PRINTS_DATA:
         text = commands[path]._option_string_actions["--json"].help
-        listing = path in ("lazarus jobs", "lazarus advice list", "lazarus policies")
+        listing = path in ("lazarus jobs", "lazarus advice list", "lazarus policies", "lazarus spares")
         assert text.startswith("print JSON lines: one object per" if listing else "print "), path
         assert text.endswith("as one JSON object") != listing, path
 

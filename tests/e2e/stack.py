@@ -44,6 +44,8 @@ EXPIRY_POLICY = f"e2e-expiry-{SESSION}"
 GRACE_POLICY = f"e2e-grace-{SESSION}"  # a minimum hang budget above the start-up grace a job may ask for
 HIDDEN_POLICY = f"e2e-hidden-{SESSION}"  # configured, but not selectable by jobs
 KEEP_RUNNING_POLICY = f"e2e-keep-{SESSION}"  # a stopped job keeps its allocation (on_stop: keep_running)
+SPARES_POLICY = f"e2e-spares-{SESSION}"  # jobs in a reservation with a hot spare
+SPARES_RESERVATION = f"lz-e2e-spares-{SESSION}"  # created by the spare pool test only
 JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
@@ -79,6 +81,15 @@ TEST_POLICIES = {
         "max_attempts": 1,
         "on_stop": "keep_running",
         "selectable": True,
+    },
+    SPARES_POLICY: {
+        "hang_budget": 8,
+        "hang_budget_min": 4,
+        "startup_grace": 20,
+        "decision_timeout": 300,
+        "attempt_start_timeout": 60,
+        "selectable": True,
+        "spares": {"reservation": SPARES_RESERVATION, "count": 1, "retry_interval": 2},
     },
 }
 

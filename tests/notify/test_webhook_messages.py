@@ -68,6 +68,15 @@ def test_json_carries_the_notice_its_title_and_the_link_and_slack_gets_text(rece
     assert f"<{link}|job 42>" in slack["text"] and NOTICE.text in slack["text"]
 
 
+@pytest.mark.parametrize("kind", list(NoticeKind))
+def test_every_kind_of_notice_reaches_both_formats_with_its_title(receiver: Receiver, kind: NoticeKind):
+    settings = _settings({"url": f"{receiver.url}/json"}, {"url": f"{receiver.url}/slack", "format": "slack"})
+    notice = NOTICE.model_copy(update={"kind": kind})
+    assert asyncio.run(deliver(settings, notice, set())) == ([0, 1], [], [])
+    (body,) = receiver.bodies("/json")
+    assert body["kind"] == kind.value and body["title"]
+
+
 def test_a_webhook_gets_only_the_kinds_it_subscribed_to(receiver: Receiver):
     settings = _settings({"url": f"{receiver.url}/json", "events": ["node-drained"]}, {"url": f"{receiver.url}/slack"})
     delivered, skipped, _ = asyncio.run(deliver(settings, NOTICE, set()))

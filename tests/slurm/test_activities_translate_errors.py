@@ -100,6 +100,7 @@ def test_activity_names_are_stable() -> None:
         "slurm_release_lazarus_hold",
         "slurm_drain_nodes",
         "slurm_resume_nodes",
+        "slurm_refill_reservation",
     ]
 
 

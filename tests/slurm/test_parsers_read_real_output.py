@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lazarus.models.slurm import JobState
-from lazarus.slurm.parse import parse_sacct, parse_scontrol_jobs, parse_scontrol_nodes
+from lazarus.slurm.parse import parse_sacct, parse_scontrol_jobs, parse_scontrol_nodes, parse_scontrol_reservations
 from lazarus.slurm.parse_squeue import decode_wait_status, parse_squeue_json
 from tests.slurm.conftest import SAMPLES
 
@@ -87,3 +87,12 @@ def test_sacct_steps_carry_signals() -> None:
     rows = parse_sacct(sample("sacct_with_steps.txt"))
     batch = [r for r in rows if r.job_id == "7.batch"]
     assert batch[0].state is JobState.CANCELLED and batch[0].exit_signal == 15
+
+
+def test_scontrol_reservations_give_names_expanded_nodes_and_state() -> None:
+    found = parse_scontrol_reservations(sample("scontrol_reservations.txt"))
+    assert [(r.name, r.nodes, r.state) for r in found] == [
+        ("big-run", ["node1", "node3"], "ACTIVE"),
+        ("maint", ["node4"], "INACTIVE"),  # a maintenance window to come: its nodes are reserved too
+    ]
+    assert parse_scontrol_reservations("No reservations in the system\n") == []

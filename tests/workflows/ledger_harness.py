@@ -22,6 +22,14 @@ from lazarus.models.ledger import (
     NodeHealthVerdict,
 )
 from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+
+try:
+    from lazarus.models.spares import RefillRequest, RefillResult, Reservation
+    from lazarus.slurm.reservations import plan
+except ModuleNotFoundError:  # a revision from before spare pools (record_histories.py --rev)
+    SPARES = False
+else:
+    SPARES = True
 from tests.workflows.harness import workflow_interceptors
 from tests.workflows.notify_double import notify_activities
 from workflows.node_ledger import NodeLedgerWorkflow
@@ -36,6 +44,8 @@ class FakeNodes:
         self.drain_calls: list[list[str]] = []
         self.health_calls: list[list[str]] = []
         self.notices: list[Any] = []  # what the notify double was given
+        self.reservations: dict[str, list[str]] = {}  # Slurm's reservations and their nodes
+        self.refill_calls: list[Any] = []
 
     def activities(self):
         @activity.defn(name="slurm_list_nodes")
@@ -69,7 +79,30 @@ class FakeNodes:
                 ]
             )
 
-        return [list_nodes, drain, resume, node_health, *notify_activities(self.notices)]
+        return [list_nodes, drain, resume, node_health, *self._spare_activities(), *notify_activities(self.notices)]
+
+    def _spare_activities(self) -> list[Any]:
+        """The refill double: the adapter's own plan (lazarus.slurm.reservations) over these nodes, applied at once."""
+        if not SPARES:
+            return []
+
+        @activity.defn(name="slurm_refill_reservation")
+        async def refill(req: RefillRequest) -> RefillResult:
+            self.refill_calls.append(req)
+            if req.reservation not in self.reservations:
+                raise ApplicationError(
+                    f"Slurm has no reservation {req.reservation!r}", type="UnknownReservation", non_retryable=True
+                )
+            every = [Reservation(name=name, nodes=nodes) for name, nodes in self.reservations.items()]
+            current = next(r for r in every if r.name == req.reservation)
+            swaps, short = plan(current, every, list(self.nodes.values()), set(req.distrusted))
+            leaving = {s.out for s in swaps}
+            members = sorted({*(m for m in current.nodes if m not in leaving), *(s.into for s in swaps)})
+            self.reservations[req.reservation] = members
+            idle = [m for m in members if m not in req.distrusted and self.nodes[m].state.startswith("IDLE")]
+            return RefillResult(reservation=req.reservation, members=members, swaps=swaps, short=short, idle=idle)
+
+        return [refill]
 
     def _known(self, names: list[str]) -> None:
         """What the real activity raises for a name Slurm does not know (activities/scheduler.py, node_actions)."""
@@ -85,7 +118,9 @@ class FakeNodes:
 
 
 @asynccontextmanager
-async def running_ledger(env, fake: FakeNodes, cluster: str = "t", operators: tuple[str, ...] = (), **policy):
+async def running_ledger(
+    env, fake: FakeNodes, cluster: str = "t", operators: tuple[str, ...] = (), spare_pools: tuple = (), **policy
+):
     """A ledger whose scheduler and telemetry activities are ``fake``'s; always ended when the test leaves: its
     reconciliation timer would otherwise hold the time-skipping server's clock (a timer firing for a workflow
     nobody serves leaves a task outstanding for the rest of the session)."""
@@ -105,6 +140,7 @@ async def running_ledger(env, fake: FakeNodes, cluster: str = "t", operators: tu
             scheduler_queue=sched,
             telemetry_queue=sched,
             operators=list(operators),
+            **({"spare_pools": list(spare_pools)} if spare_pools else {}),
         ),
         id="ledger-" + uuid.uuid4().hex[:6],
         task_queue=tq,

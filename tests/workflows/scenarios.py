@@ -720,6 +720,28 @@ async def node_ledger_corroborates(env: WorkflowEnvironment) -> list[WorkflowHan
         return [handle]
 
 
+@scenario(
+    "time-skipping",
+    "a spare pool: a member a job implicates waits while no healthy node is free (recorded, notified, looked "
+    "at again on the pool's timer), then is replaced by a node of the general pool once one is idle",
+)
+async def node_ledger_spare_pools(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    from lazarus.models.spares import SparePool  # not in every recorded revision: imported where needed
+
+    fake = NodesWithAgents(count=4)
+    fake.reservations = {"big-run": ["node1", "node2", "node3"]}
+    fake.admin("node4", "ALLOCATED")
+    pool = SparePool(reservation="big-run", count=1, retry_interval=timedelta(seconds=30))
+    async with running_ledger(env, fake, spare_pools=(pool,)) as handle:
+        now = await env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node1", 7, at=now))
+        await settle(env, handle, lambda v: bool(v.spares) and v.spares[0].short == ["node1"])
+        await env.sleep(timedelta(seconds=40))
+        fake.nodes["node4"] = NodeState(name="node4", state="IDLE")
+        await settle(env, handle, lambda v: v.spares[0].refills == 1)
+        return [handle]
+
+
 # ---- telemetry lease --------------------------------------------------------------------------------
 
 
