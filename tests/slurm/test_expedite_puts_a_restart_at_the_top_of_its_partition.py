@@ -1,0 +1,115 @@
+"""Expedited requeue on the real cluster: with every node busy, an expedited restart runs before jobs that were
+waiting longer; without the expedite it waits its turn; the boost is lifted once it runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from lazarus.models.slurm import JobState, LiftRequest, RestartRequest
+from lazarus.slurm.client import SlurmClient
+from tests.conftest import SlurmCluster, assert_eventually, submit_job
+from tests.slurm.conftest import RecordingTransport, writes
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
+
+SLEEP = "sleep 600\n"
+
+
+async def _full_cluster_with_waiting_jobs(
+    cluster: SlurmCluster, client: SlurmClient, jobs: list[int]
+) -> tuple[int, list[int], list[int]]:
+    """The job under test running on one node, every other node busy, and two jobs submitted earlier waiting."""
+    job_id = submit_job(cluster, SLEEP, nodes=1, exclusive=True)
+    jobs.append(job_id)
+    await assert_eventually(lambda: _state(client, job_id, JobState.RUNNING), timeout=60, interval=0.3)
+    blockers = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in cluster.nodes[1:]]
+    jobs.extend(blockers)
+    for blocker in blockers:
+        await assert_eventually(lambda b=blocker: _state(client, b, JobState.RUNNING), timeout=60, interval=0.3)
+    waiting = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in range(2)]
+    jobs.extend(waiting)
+    return job_id, blockers, waiting
+
+
+async def _eligible(client: SlurmClient, job_id: int) -> None:
+    """Wait out the requeued attempt's BeginTime (cred_expire + 1 s after a requeue): only then may it start."""
+
+    async def eligible() -> bool:
+        job = await client.job(job_id)
+        return job.state is not JobState.PENDING or job.state_reason != "BeginTime"
+
+    await assert_eventually(eligible, timeout=30, interval=0.3)
+
+
+async def _state(client: SlurmClient, job_id: int, state: JobState) -> bool:
+    return (await client.job(job_id)).state is state
+
+
+async def test_an_expedited_restart_runs_before_jobs_that_waited_longer(
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
+) -> None:
+    job_id, blockers, waiting = await _full_cluster_with_waiting_jobs(slurm_cluster, local_client, jobs)
+
+    result = await local_client.restart_excluding(RestartRequest(job_id=job_id, expected_attempt=0, expedite=True))
+
+    assert result.new_attempt == 1 and result.expedite is not None
+    assert result.expedite.done, result.expedite
+    still_waiting = [w for w in waiting if await _state(local_client, w, JobState.PENDING)]
+    assert set(still_waiting) <= set(result.expedite.ahead_of)  # (another engineer's job may free a node early)
+    boosted = result.expedite.priority_after
+    assert boosted is not None and writes(recorder)[-1] == [
+        "scontrol",
+        "update",
+        f"JobId={job_id}",
+        f"Priority={boosted}",
+    ]
+
+    await _eligible(local_client, job_id)
+    slurm_cluster.run("scancel", str(blockers[0]))
+    await assert_eventually(lambda: _state(local_client, job_id, JobState.RUNNING), timeout=30, interval=0.3)
+    started = (await local_client.job(job_id)).start_time
+    for other in still_waiting:  # each still waits, or started no earlier than the expedited attempt
+        job = await local_client.job(other)
+        assert job.state is JobState.PENDING or (job.start_time and started and job.start_time >= started), job
+
+    lifted = await local_client.lift_expedite(
+        LiftRequest(job_id=job_id, attempt=1, boosted=boosted, restore=result.expedite.priority_before or 1)
+    )
+    assert lifted.changed and lifted.priority == (result.expedite.priority_before or 1)
+    again = await local_client.lift_expedite(
+        LiftRequest(job_id=job_id, attempt=1, boosted=boosted, restore=result.expedite.priority_before or 1)
+    )
+    assert not again.changed  # no longer the boosted priority: never touched twice
+
+
+async def test_a_restart_without_expedite_waits_behind_jobs_submitted_earlier(
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
+) -> None:
+    job_id, blockers, waiting = await _full_cluster_with_waiting_jobs(slurm_cluster, local_client, jobs)
+
+    result = await local_client.restart_excluding(RestartRequest(job_id=job_id, expected_attempt=0))
+
+    assert result.expedite is None
+    assert not [w for w in writes(recorder) if any(arg.startswith("Priority=") for arg in w)]
+    await _eligible(local_client, job_id)
+    slurm_cluster.run("scancel", str(blockers[0]))
+    await assert_eventually(lambda: _state(local_client, waiting[0], JobState.RUNNING), timeout=30, interval=0.3)
+    job = await local_client.job(job_id)
+    first = (await local_client.job(waiting[0])).start_time
+    assert job.state is JobState.PENDING or (job.start_time and first and job.start_time >= first), job
+
+
+async def test_an_attempt_that_already_runs_is_not_boosted(
+    slurm_cluster: SlurmCluster, local_client: SlurmClient, recorder: RecordingTransport, jobs: list[int]
+) -> None:
+    job_id = submit_job(slurm_cluster, SLEEP, nodes=1)
+    jobs.append(job_id)
+    await assert_eventually(lambda: _state(local_client, job_id, JobState.RUNNING), timeout=60, interval=0.3)
+
+    result = await local_client.restart_excluding(
+        RestartRequest(job_id=job_id, expected_attempt=0, expedite=True, wait_running_s=60)
+    )
+
+    assert result.state is JobState.RUNNING and result.expedite is not None and not result.expedite.done
+    assert "already running" in result.expedite.reason
+    assert not [w for w in writes(recorder) if any(arg.startswith("Priority=") for arg in w)]
