@@ -3,6 +3,8 @@ waiting longer; without the expedite it waits its turn; the boost is lifted once
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from lazarus.models.slurm import JobState, LiftRequest, RestartRequest
@@ -18,27 +20,40 @@ SLEEP = "sleep 600\n"
 async def _full_cluster_with_waiting_jobs(
     cluster: SlurmCluster, client: SlurmClient, jobs: list[int]
 ) -> tuple[int, list[int], list[int]]:
-    """The job under test running on one node, every other node busy, and two jobs submitted earlier waiting."""
+    """The job under test running on one node, every other usable node busy, and two jobs submitted earlier
+    waiting. The cluster is shared: nodes another test reserved or drained are not usable, and nodes running
+    another test's jobs are busy already; one blocker of this test's own is needed to free a node later."""
     job_id = submit_job(cluster, SLEEP, nodes=1, exclusive=True)
     jobs.append(job_id)
-    await assert_eventually(lambda: _state(client, job_id, JobState.RUNNING), timeout=60, interval=0.3)
-    blockers = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in cluster.nodes[1:]]
-    jobs.extend(blockers)
-    for blocker in blockers:
-        await assert_eventually(lambda b=blocker: _state(client, b, JobState.RUNNING), timeout=60, interval=0.3)
-    waiting = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in range(2)]
-    jobs.extend(waiting)
-    return job_id, blockers, waiting
+    await assert_eventually(lambda: _state(client, job_id, JobState.RUNNING), timeout=120, interval=0.3)
+    blockers: list[int] = []
+
+    async def every_usable_node_busy() -> bool:
+        idle = cluster.run("sinfo", "-h", "-N", "-t", "idle", "-o", "%N").stdout.split()
+        new = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in idle]
+        blockers.extend(new)
+        jobs.extend(new)
+        running = [b for b in blockers if await _state(client, b, JobState.RUNNING)]
+        return not idle and bool(running) and not cluster.run("sinfo", "-h", "-N", "-t", "idle", "-o", "%N").stdout
+
+    await assert_eventually(every_usable_node_busy, timeout=120, interval=2.0)
+    running = [b for b in blockers if await _state(client, b, JobState.RUNNING)]
+    earlier = [b for b in blockers if b not in running]  # a blocker that found no node waits too
+    waiting = earlier + [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in range(2)]
+    jobs.extend(waiting[len(earlier) :])
+    return job_id, running, waiting
 
 
-async def _eligible(client: SlurmClient, job_id: int) -> None:
-    """Wait out the requeued attempt's BeginTime (cred_expire + 1 s after a requeue): only then may it start."""
+async def _eligible(client: SlurmClient, job_id: int) -> datetime:
+    """Wait out the requeued attempt's BeginTime (cred_expire + 1 s after a requeue): only then may it start.
+    Returns when it became eligible, to the second (a node another test frees before then goes to anyone)."""
 
     async def eligible() -> bool:
         job = await client.job(job_id)
         return job.state is not JobState.PENDING or job.state_reason != "BeginTime"
 
     await assert_eventually(eligible, timeout=30, interval=0.3)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 async def _state(client: SlurmClient, job_id: int, state: JobState) -> bool:
@@ -64,13 +79,14 @@ async def test_an_expedited_restart_runs_before_jobs_that_waited_longer(
         f"Priority={boosted}",
     ]
 
-    await _eligible(local_client, job_id)
+    eligible_at = await _eligible(local_client, job_id)
     slurm_cluster.run("scancel", str(blockers[0]))
     await assert_eventually(lambda: _state(local_client, job_id, JobState.RUNNING), timeout=30, interval=0.3)
     started = (await local_client.job(job_id)).start_time
-    for other in still_waiting:  # each still waits, or started no earlier than the expedited attempt
+    assert started is not None
+    for other in still_waiting:  # none started between the attempt becoming eligible and its own start
         job = await local_client.job(other)
-        assert job.state is JobState.PENDING or (job.start_time and started and job.start_time >= started), job
+        assert not (job.start_time and eligible_at <= job.start_time < started), (job, eligible_at, started)
 
     lifted = await local_client.lift_expedite(
         LiftRequest(job_id=job_id, attempt=1, boosted=boosted, restore=result.expedite.priority_before or 1)
@@ -91,12 +107,15 @@ async def test_a_restart_without_expedite_waits_behind_jobs_submitted_earlier(
 
     assert result.expedite is None
     assert not [w for w in writes(recorder) if any(arg.startswith("Priority=") for arg in w)]
-    await _eligible(local_client, job_id)
+    eligible_at = await _eligible(local_client, job_id)
     slurm_cluster.run("scancel", str(blockers[0]))
-    await assert_eventually(lambda: _state(local_client, waiting[0], JobState.RUNNING), timeout=30, interval=0.3)
-    job = await local_client.job(job_id)
-    first = (await local_client.job(waiting[0])).start_time
-    assert job.state is JobState.PENDING or (job.start_time and first and job.start_time >= first), job
+    await assert_eventually(lambda: _any_running(local_client, waiting), timeout=30, interval=0.3)
+    job = await local_client.job(job_id)  # a job that waited longer took the node; the restart waits its turn
+    assert job.state is JobState.PENDING or (job.start_time is not None and job.start_time < eligible_at), job
+
+
+async def _any_running(client: SlurmClient, job_ids: list[int]) -> bool:
+    return any([await _state(client, j, JobState.RUNNING) for j in job_ids])
 
 
 async def test_an_attempt_that_already_runs_is_not_boosted(
