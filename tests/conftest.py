@@ -115,6 +115,12 @@ def submit_job(cluster: SlurmCluster, script: str, **sbatch_opts: Any) -> int:
     return int(out.split(";")[0])
 
 
+def idle_nodes(cluster: SlurmCluster) -> list[str]:
+    """Nodes any job may start on now: idle, and neither reserved, planned for a waiting job nor drained."""
+    rows = cluster.run("sinfo", "-h", "-N", "-o", "%N %t").stdout.split("\n")
+    return sorted({name for name, state in (row.split() for row in rows if row.strip()) if state == "idle"})
+
+
 def job_output(cluster: SlurmCluster, job_id: int) -> Path:
     return cluster.job_dir / f"{job_id}.out"
 

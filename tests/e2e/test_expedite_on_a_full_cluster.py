@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lazarus.models.recovery import RecoveryState
-from tests.conftest import SlurmCluster, assert_eventually, submit_job
+from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job
 from tests.e2e.helpers import job_field, lazarus_cli, restore_nodes, wait_state
 from tests.e2e.stack import EXPEDITE_POLICY, submit_training
 
@@ -26,20 +26,16 @@ def _state(cluster: SlurmCluster, job: int) -> str:
     return job_field(cluster, job, "JobState")
 
 
-def _idle(cluster: SlurmCluster) -> list[str]:
-    return cluster.run("sinfo", "-h", "-N", "-t", "idle", "-o", "%N").stdout.split()
-
-
 async def _fill_the_cluster(cluster: SlurmCluster, mine: list[int]) -> list[int]:
     """Every usable node busy (the cluster is shared: nodes other tests reserved or use are not ours to fill);
     returns this test's blockers that run."""
     blockers: list[int] = []
 
     def full() -> bool:
-        for _ in _idle(cluster):
+        for _ in idle_nodes(cluster)[: len(cluster.nodes) - len(blockers)]:  # never more blockers than nodes
             blockers.append(submit_job(cluster, SLEEP, nodes=1, exclusive=True, job_name="lz-blocker"))
         mine.extend(b for b in blockers if b not in mine)
-        return not _idle(cluster) and any(_state(cluster, b) == "RUNNING" for b in blockers)
+        return not idle_nodes(cluster) and any(_state(cluster, b) == "RUNNING" for b in blockers)
 
     await assert_eventually(full, timeout=120, interval=2.0)
     return [b for b in blockers if _state(cluster, b) == "RUNNING"]

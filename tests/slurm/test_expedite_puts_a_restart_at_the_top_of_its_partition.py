@@ -9,7 +9,7 @@ import pytest
 
 from lazarus.models.slurm import JobState, LiftRequest, RestartRequest
 from lazarus.slurm.client import SlurmClient
-from tests.conftest import SlurmCluster, assert_eventually, submit_job
+from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job
 from tests.slurm.conftest import RecordingTransport, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -29,12 +29,12 @@ async def _full_cluster_with_waiting_jobs(
     blockers: list[int] = []
 
     async def every_usable_node_busy() -> bool:
-        idle = cluster.run("sinfo", "-h", "-N", "-t", "idle", "-o", "%N").stdout.split()
+        idle = idle_nodes(cluster)[: len(cluster.nodes) - len(blockers)]  # never more blockers than nodes
         new = [submit_job(cluster, SLEEP, nodes=1, exclusive=True) for _ in idle]
         blockers.extend(new)
         jobs.extend(new)
         running = [b for b in blockers if await _state(client, b, JobState.RUNNING)]
-        return not idle and bool(running) and not cluster.run("sinfo", "-h", "-N", "-t", "idle", "-o", "%N").stdout
+        return bool(running) and not idle_nodes(cluster)
 
     await assert_eventually(every_usable_node_busy, timeout=120, interval=2.0)
     running = [b for b in blockers if await _state(client, b, JobState.RUNNING)]
