@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lazarus.models.recovery import RecoveryState
-from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job
+from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job, wait_eligible
 from tests.e2e.helpers import job_field, lazarus_cli, restore_nodes, wait_state
 from tests.e2e.stack import EXPEDITE_POLICY, submit_training
 
@@ -84,7 +84,7 @@ async def test_a_hardware_fault_restart_runs_before_jobs_submitted_earlier(e2e, 
     still_waiting = [w for w in waiting if _state(cluster, w) == "PENDING"]
     assert still_waiting and set(still_waiting) <= set(advice.expedited.ahead_of)
 
-    await assert_eventually(lambda: job_field(cluster, job, "Reason") != "BeginTime", timeout=30, interval=0.3)
+    await wait_eligible(cluster, job)
     cluster.run("scancel", str(blockers[0]))
     await assert_eventually(lambda: _state(cluster, job) == "RUNNING", timeout=60, interval=0.3)
     for other in still_waiting:

@@ -3,13 +3,11 @@ waiting longer; without the expedite it waits its turn; the boost is lifted once
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from lazarus.models.slurm import JobState, LiftRequest, RestartRequest
 from lazarus.slurm.client import SlurmClient
-from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job
+from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job, wait_eligible
 from tests.slurm.conftest import RecordingTransport, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -44,18 +42,6 @@ async def _full_cluster_with_waiting_jobs(
     return job_id, running, waiting
 
 
-async def _eligible(client: SlurmClient, job_id: int) -> datetime:
-    """Wait out the requeued attempt's BeginTime (cred_expire + 1 s after a requeue): only then may it start.
-    Returns when it became eligible, to the second (a node another test frees before then goes to anyone)."""
-
-    async def eligible() -> bool:
-        job = await client.job(job_id)
-        return job.state is not JobState.PENDING or job.state_reason != "BeginTime"
-
-    await assert_eventually(eligible, timeout=30, interval=0.3)
-    return datetime.now(UTC).replace(microsecond=0)
-
-
 async def _state(client: SlurmClient, job_id: int, state: JobState) -> bool:
     return (await client.job(job_id)).state is state
 
@@ -79,7 +65,7 @@ async def test_an_expedited_restart_runs_before_jobs_that_waited_longer(
         f"Priority={boosted}",
     ]
 
-    eligible_at = await _eligible(local_client, job_id)
+    eligible_at = await wait_eligible(slurm_cluster, job_id)
     slurm_cluster.run("scancel", str(blockers[0]))
     await assert_eventually(lambda: _state(local_client, job_id, JobState.RUNNING), timeout=30, interval=0.3)
     started = (await local_client.job(job_id)).start_time
@@ -107,7 +93,7 @@ async def test_a_restart_without_expedite_waits_behind_jobs_submitted_earlier(
 
     assert result.expedite is None
     assert not [w for w in writes(recorder) if any(arg.startswith("Priority=") for arg in w)]
-    eligible_at = await _eligible(local_client, job_id)
+    eligible_at = await wait_eligible(slurm_cluster, job_id)
     slurm_cluster.run("scancel", str(blockers[0]))
     await assert_eventually(lambda: _any_running(local_client, waiting), timeout=30, interval=0.3)
     job = await local_client.job(job_id)  # a job that waited longer took the node; the restart waits its turn
