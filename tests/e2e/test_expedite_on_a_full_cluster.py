@@ -120,4 +120,4 @@ async def test_an_application_failure_never_jumps_the_queue(e2e, job_dir: Path, 
     assert advice.category.value == "application" and not advice.expedite and advice.expedited is None
     assert advice.expedite_reason is None  # a stop has no restart, so no place in the queue to take
     assert job_field(cluster, job, "Restarts") == "0"
-    assert "expedite" not in lazarus_cli(e2e, "show", str(job)).stdout
+    assert "    queue: " not in lazarus_cli(e2e, "show", str(job)).stdout
