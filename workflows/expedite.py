@@ -32,7 +32,9 @@ def expedite_rule(advice: Advice, earlier: list[Advice], policy: Policy) -> Expe
         return Expedite(False, None)
     what = f"{advice.category.value} failure ({advice.signature or 'no signature'})"
     if advice.category not in EXPEDITED_CATEGORIES:
-        return Expedite(False, f"not expedited: a {what} waits like everyone else's job")
+        return Expedite(
+            False, f"not expedited: the {what} is not infrastructure or hardware; the job waits like everyone else's"
+        )
     same = sum(
         1
         for other in earlier

@@ -2,12 +2,13 @@
 
 - A hardware fault's restart goes to the top of the queue: when a node frees, it runs before jobs that were
   submitted earlier and still wait; the boost is lifted once it runs; the advice and `lazarus show` say so.
-- An application failure never jumps the queue: it stops, and nothing is expedited (the rule that an
-  application, unknown or hang restart waits its turn is tested in tests/workflows/test_expedite.py).
+- An application failure never jumps the queue: one that stops is not restarted at all; one that earns a
+  retry (an illegal memory access) is restarted and waits behind the jobs submitted before it.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from lazarus.models.recovery import RecoveryState
 from tests.conftest import SlurmCluster, assert_eventually, idle_nodes, submit_job, wait_eligible
 from tests.e2e.helpers import job_field, lazarus_cli, restore_nodes, wait_state
-from tests.e2e.stack import EXPEDITE_POLICY, submit_training
+from tests.e2e.stack import EXPEDITE_POLICY, JOB_PREFIX, submit_training
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.slurm, pytest.mark.temporal]
 
@@ -121,3 +122,54 @@ async def test_an_application_failure_never_jumps_the_queue(e2e, job_dir: Path, 
     assert advice.expedite_reason is None  # a stop has no restart, so no place in the queue to take
     assert job_field(cluster, job, "Restarts") == "0"
     assert "    queue: " not in lazarus_cli(e2e, "show", str(job)).stdout
+
+
+ILLEGAL_ADDRESS_ONCE = (
+    "#!/bin/bash\n"
+    'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
+    "  sleep 4\n"
+    '  echo "RuntimeError: CUDA error: an illegal memory access was encountered"\n'
+    "  exit 1\n"
+    "fi\n"
+    "sleep 600\n"
+)
+
+
+async def test_an_application_failure_that_restarts_waits_behind_jobs_submitted_earlier(
+    e2e, job_dir: Path, mine: list[int]
+):
+    """An illegal address is an application failure that earns one retry on the same nodes: it is restarted,
+    never expedited, and a job that waited longer gets the next free node."""
+    cluster = e2e.cluster
+    job = submit_job(
+        cluster,
+        ILLEGAL_ADDRESS_ONCE,
+        job_name=f"{JOB_PREFIX}illegal-address",
+        nodes=1,
+        exclusive=True,
+        output=str(job_dir / "app-%j.out"),
+        comment=json.dumps({"lazarus": {"policy": EXPEDITE_POLICY}}),
+    )
+    mine.append(job)
+    await assert_eventually(lambda: _state(cluster, job) == "RUNNING", timeout=120, interval=0.3)
+    blockers = await _fill_the_cluster(cluster, mine)
+    waiting = [submit_job(cluster, SLEEP, nodes=1, exclusive=True, job_name="lz-waiting") for _ in range(2)]
+    mine.extend(waiting)
+
+    async def restarted():
+        status = await e2e.status(job)
+        return status if status.advice_history and status.attempts[0].requeued_at is not None else None
+
+    status = await assert_eventually(restarted, timeout=120, interval=0.5)
+    advice = status.advice_history[0]
+    assert advice.category.value == "application" and advice.action.value == "restart", advice
+    assert not advice.expedite and advice.expedited is None
+    assert advice.expedite_reason is not None and advice.expedite_reason.startswith("not expedited")
+
+    await wait_eligible(cluster, job)
+    still_waiting = [w for w in waiting if _state(cluster, w) == "PENDING"]
+    assert still_waiting
+    cluster.run("scancel", str(blockers[0]))
+    await assert_eventually(lambda: _state(cluster, still_waiting[0]) == "RUNNING", timeout=60, interval=0.3)
+    assert _state(cluster, job) == "PENDING"  # waits its turn like everyone else's job
+    assert "queue: not expedited: the application failure" in lazarus_cli(e2e, "show", str(job)).stdout
