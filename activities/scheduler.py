@@ -26,6 +26,8 @@ from lazarus.models.slurm import (
     CancelRequest,
     CancelResult,
     JobActionResult,
+    LiftRequest,
+    LiftResult,
     NodeAction,
     NodeActionResult,
     NodeState,
@@ -78,6 +80,7 @@ class SlurmActivities:
             self.cancel_attempt,
             self.release_job,
             self.release_lazarus_hold,
+            self.lift_expedite,
             self.drain_nodes,
             self.resume_nodes,
             self.refill_reservation,
@@ -111,6 +114,12 @@ class SlurmActivities:
     async def release_lazarus_hold(self, request: ReleaseRequest) -> JobActionResult:
         """Fail-open: release only a hold Lazarus placed on the attempt it was restarting (never a user's)."""
         return await self.client.release_lazarus_hold(request, heartbeat=_heartbeat)
+
+    @activity.defn(name="slurm_lift_expedite")
+    @_translated
+    async def lift_expedite(self, request: LiftRequest) -> LiftResult:
+        """Set an expedited attempt's priority back once it runs; a job on another attempt or priority is left."""
+        return await self.client.lift_expedite(request, heartbeat=_heartbeat)
 
     @activity.defn(name="slurm_drain_nodes")
     @_translated

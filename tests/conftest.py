@@ -17,6 +17,7 @@ import asyncio
 import fcntl
 import inspect
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +115,22 @@ def submit_job(cluster: SlurmCluster, script: str, **sbatch_opts: Any) -> int:
             args.append(f"{flag}={value}")
     out = cluster.run(*args, str(path)).stdout.strip()
     return int(out.split(";")[0])
+
+
+def idle_nodes(cluster: SlurmCluster) -> list[str]:
+    """Nodes any job may start on now: idle, and neither reserved, planned for a waiting job nor drained."""
+    rows = cluster.run("sinfo", "-h", "-N", "-o", "%N %t").stdout.split("\n")
+    return sorted({name for name, state in (row.split() for row in rows if row.strip()) if state == "idle"})
+
+
+async def wait_eligible(cluster: SlurmCluster, job_id: int) -> datetime:
+    """Wait until a requeued job may start: Slurm holds it back until its EligibleTime (cred_expire + 1 s after
+    the requeue), and a node freed before then goes to any other job. Returns that time (UTC)."""
+    out = cluster.run("scontrol", "-o", "show", "job", str(job_id)).stdout
+    match = re.search(r"\bEligibleTime=(\S+)", out)
+    eligible = datetime.fromisoformat(match.group(1)).astimezone(UTC) if match else datetime.now(UTC)
+    await asyncio.sleep(max(0.0, (eligible - datetime.now(UTC)).total_seconds()) + 1.0)
+    return eligible
 
 
 def job_output(cluster: SlurmCluster, job_id: int) -> Path:

@@ -32,7 +32,7 @@ from lazarus.models.recovery import (
     RecoveryState,
     Rejection,
 )
-from lazarus.models.slurm import CancelRequest, JobState, NodeAction, RestartRequest, RestartResult
+from lazarus.models.slurm import CancelRequest, JobState, LiftRequest, NodeAction, RestartRequest, RestartResult
 from workflows.change import Change
 from workflows.decision import decide_advice
 from workflows.effects import (
@@ -45,8 +45,10 @@ from workflows.effects import (
     Decide,
     DecisionExpired,
     DrainFailed,
+    ExpediteLifted,
     HoldReleased,
     Isolate,
+    LiftExpedite,
     ModeChecked,
     ReleaseHold,
     Requeue,
@@ -55,7 +57,8 @@ from workflows.effects import (
     SearchAttributes,
     Warn,
 )
-from workflows.patches import STOP_CANCELS
+from workflows.expedite import expedite_rule
+from workflows.patches import EXPEDITES, STOP_CANCELS
 
 
 def decide(c: Change, incident: Decide) -> None:
@@ -87,6 +90,9 @@ def decide(c: Change, incident: Decide) -> None:
         implicated_by=diag.implicated_by,
         created_at=c.now,
     )
+    if EXPEDITES not in incident.unpatched:
+        verdict = expedite_rule(advice, c.s.advice_history, c.s.policy)
+        advice.expedite, advice.expedite_reason = verdict.expedite, verdict.reason
     c.s.advice_history.append(advice)
     attempt.advice_generation = advice.generation
     c.emit(SearchAttributes(generation=advice.generation))
@@ -259,6 +265,7 @@ def requeued(c: Change, outcome: Requeued) -> None:
         advice.not_applied_reason = (
             None if applied else (result.exclusions_not_applied_reason or "the new attempt does not carry them")
         )
+    advice.expedited = result.expedite
     by = "already requeued before Lazarus acted (by Slurm, or an earlier try)" if result.already_done else "requeued"
     attempt.requeued_at = c.now
     attempt.outcome = f"{by} as attempt {result.new_attempt} excluding {','.join(result.excluded_nodes) or '-'}"
@@ -286,6 +293,37 @@ def _ended_before_acting(c: Change, advice: Advice, attempt: Attempt, result: Re
     else:
         c.s.stop_reason = f"the job was cancelled outside Lazarus; advice {advice.generation} not executed: {reason}"
         c.set_state(RecoveryState.STOPPED, c.s.stop_reason)
+
+
+def lift_expedite(c: Change, attempt: Attempt) -> None:
+    """The attempt an expedite boosted runs: lift the boost (its priority back to what it was), once."""
+    for advice in c.s.advice_history:
+        done = advice.expedited
+        if done is None or not done.done or done.attempt != attempt.index or advice.expedite_lifted is not None:
+            continue
+        if done.priority_after is None or done.priority_after == done.priority_before:
+            continue  # nothing was changed: nothing to lift
+        advice.expedite_lifted = False  # asked; the outcome says whether it was done
+        c.emit(
+            LiftExpedite(
+                request=LiftRequest(
+                    job_id=c.s.job_id,
+                    attempt=attempt.index,
+                    boosted=done.priority_after,
+                    restore=max(1, done.priority_before or 1),
+                ),
+                generation=advice.generation,
+                task_queue=c.s.scheduler_queue,
+            )
+        )
+
+
+def expedite_lifted(c: Change, outcome: ExpediteLifted) -> None:
+    """Record whether the boost was lifted (and why not)."""
+    advice = c.s.advice_history[outcome.generation - 1]
+    advice.expedite_lifted = outcome.lifted
+    if not outcome.lifted and outcome.note:
+        advice.expedite_reason = f"{advice.expedite_reason}; not lifted: {outcome.note}"[:500]
 
 
 def requeue_failed(c: Change, outcome: RequeueFailed) -> None:
@@ -456,6 +494,7 @@ def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:
                 expected_attempt=attempt.index,
                 exclude_nodes=advice.exclude_nodes,
                 reason=advice.reason,
+                expedite=advice.expedite,
             ),
             task_queue=c.s.scheduler_queue,
         )

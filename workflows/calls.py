@@ -21,7 +21,14 @@ with workflow.unsafe.imports_passed_through():
     from lazarus.models.ledger import ClusterMode
     from lazarus.models.notify import NotifyResult
     from lazarus.models.recovery import ProgressView
-    from lazarus.models.slurm import CancelResult, JobActionResult, NodeActionResult, ReleaseRequest, RestartResult
+    from lazarus.models.slurm import (
+        CancelResult,
+        JobActionResult,
+        LiftResult,
+        NodeActionResult,
+        ReleaseRequest,
+        RestartResult,
+    )
     from workflows.effects import (
         Cancel,
         CancelFailed,
@@ -29,9 +36,11 @@ with workflow.unsafe.imports_passed_through():
         CheckMode,
         CheckProgress,
         DrainFailed,
+        ExpediteLifted,
         HoldReleased,
         Input,
         Isolate,
+        LiftExpedite,
         ModeChecked,
         Notify,
         ProgressChecked,
@@ -216,6 +225,24 @@ async def release(effect: ReleaseHold) -> Input | None:
         workflow.logger.warning(f"fail-open release of job {effect.job_id} failed: {exc.cause}")
         return None
     return HoldReleased()
+
+
+async def lift_expedite(effect: LiftExpedite) -> Input:
+    """The expedited attempt runs: set its priority back, so a later requeue Lazarus did not decide waits its turn
+    (the activity leaves a job on another attempt, or at a priority someone else set, alone)."""
+    request = effect.request
+    try:
+        result = await run_activity(
+            "slurm_lift_expedite",
+            request,
+            result_type=LiftResult,
+            task_queue=effect.task_queue,
+            summary=f"lift the expedite of job {request.job_id} attempt {request.attempt} (priority {request.restore})",
+            preset=SLURM_WRITE,
+        )
+    except ActivityError as exc:
+        return ExpediteLifted(generation=effect.generation, lifted=False, note=str(exc.cause or exc)[:300])
+    return ExpediteLifted(generation=effect.generation, lifted=result.changed, note=result.reason)
 
 
 async def notify(effect: Notify) -> None:

@@ -35,7 +35,7 @@ from lazarus.models.recovery import (
     Rejection,
     TelemetryNote,
 )
-from lazarus.models.slurm import CancelRequest, CancelResult, NodeAction, RestartRequest, RestartResult
+from lazarus.models.slurm import CancelRequest, CancelResult, LiftRequest, NodeAction, RestartRequest, RestartResult
 
 # ---- effects ------------------------------------------------------------------------------------
 
@@ -151,6 +151,16 @@ class ReleaseHold:
 
 
 @dataclass(frozen=True)
+class LiftExpedite:
+    """The expedited attempt runs: set its priority back (only if it still has exactly the boosted one) →
+    ExpediteLifted."""
+
+    request: LiftRequest
+    generation: int
+    task_queue: str
+
+
+@dataclass(frozen=True)
 class Notify:
     """Post this notice to the webhooks (an activity the workflow does not wait for: notices never hold up a
     recovery) → no outcome."""
@@ -171,6 +181,7 @@ Effect = (
     | Requeue
     | Cancel
     | ReleaseHold
+    | LiftExpedite
     | Notify
 )
 
@@ -273,6 +284,18 @@ class HoldReleased:
 JobEvent = (
     AttemptStarted | ProgressDigest | AttemptEnded | AnomalyDetected | TelemetryNote | AttemptSuspension | LedgerNote
 )
+
+
+@dataclass(frozen=True)
+class ExpediteLifted:
+    """What became of the lift of advice ``generation``'s expedite: ``lifted`` when the priority was set back;
+    ``note`` says why not (the job moved on, someone else changed its priority, the activity failed)."""
+
+    generation: int
+    lifted: bool
+    note: str = ""
+
+
 Input = (
     JobEvent
     | ModeChange
@@ -290,4 +313,5 @@ Input = (
     | Cancelled
     | CancelFailed
     | HoldReleased
+    | ExpediteLifted
 )

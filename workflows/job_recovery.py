@@ -71,6 +71,7 @@ with workflow.unsafe.imports_passed_through():
         Effect,
         Input,
         Isolate,
+        LiftExpedite,
         Notify,
         ReleaseHold,
         Requeue,
@@ -320,6 +321,8 @@ class JobRecoveryWorkflow:
             return await calls.cancel(effect)
         if isinstance(effect, ReleaseHold):
             return await calls.release(effect)
+        if isinstance(effect, LiftExpedite):
+            return await calls.lift_expedite(effect)
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _await_answer(self, effect: AwaitAnswer) -> Input:

@@ -23,4 +23,9 @@ STOP_CANCELS = "stop-cancels-the-job"
 mode once approved; ``Policy.on_stop`` may keep it running). Before it, a stop only marked the workflow
 stopped and the job held its allocation until it ended on its own."""
 
-DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS)
+EXPEDITES = "expedites-hardware-restarts"
+"""A restart for an infrastructure or hardware failure goes to the top of its partition's queue when the policy
+turns ``expedite`` on (workflows/expedite.py), and the boost is lifted once the attempt runs. Before it, no
+restart was expedited whatever the policy said."""
+
+DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS, EXPEDITES)

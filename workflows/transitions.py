@@ -59,6 +59,7 @@ from workflows.effects import (
     Details,
     DrainFailed,
     Effect,
+    ExpediteLifted,
     HoldReleased,
     Input,
     ModeChecked,
@@ -167,6 +168,7 @@ def _attempt_started(c: Change, event: AttemptStarted) -> None:
         advice.status = AdviceStatus.SUPERSEDED
     if c.s.state == RecoveryState.VERIFYING:
         c.set_state(RecoveryState.WATCHING, f"attempt {attempt.index} running on {','.join(attempt.nodes)}")
+    acting.lift_expedite(c, attempt)
 
 
 def _progress(c: Change, event: ProgressDigest) -> None:
@@ -399,4 +401,5 @@ _HANDLERS: dict[type, Callable[[Change, Any], None]] = {
     Cancelled: acting.cancelled,
     CancelFailed: acting.cancel_failed,
     HoldReleased: acting.hold_released,
+    ExpediteLifted: acting.expedite_lifted,
 }

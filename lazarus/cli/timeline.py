@@ -123,6 +123,26 @@ def advice_notes(adv: Advice) -> list[str]:
         lines.append(f"    exclusions applied: {','.join(adv.exclude_nodes)}")
     elif adv.exclusions_applied is False:
         lines.append(f"    exclusions not applied: {adv.not_applied_reason or 'reason not recorded'}")
+    lines.extend(expedite_notes(adv))
+    return lines
+
+
+def expedite_notes(adv: Advice) -> list[str]:
+    """Whether the restart went to the top of the queue (policy expedite), what Slurm shows, and the lift."""
+    if adv.expedite_reason is None:
+        return []
+    lines = [f"    queue: {adv.expedite_reason}"]
+    done = adv.expedited
+    if done is not None:
+        ahead = f", ahead of {len(done.ahead_of)} waiting job(s)" if done.ahead_of else ""
+        what = (
+            f"priority {done.priority_before} -> {done.priority_after}{ahead}"
+            if done.done
+            else f"not expedited: {done.reason}"
+        )
+        lines.append(f"    expedite (attempt {done.attempt}): {what}")
+    if adv.expedite_lifted is not None:
+        lines.append(f"    expedite lifted once it ran: {'yes' if adv.expedite_lifted else 'no'}")
     return lines
 
 

@@ -46,6 +46,27 @@ class HangPhase(StrEnum):
         return cls.TRAINING if progressed else cls.STARTUP
 
 
+class ExpeditePolicy(BaseModel):
+    """Expedited requeue: a job restarted for an infrastructure or hardware failure goes to the top of its
+    partition's queue (workflows/expedite.py decides, the Slurm adapter acts). Off by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(False, description="expedite restarts for infrastructure and hardware failures")
+    max_expedited: int = Field(
+        2,
+        ge=1,
+        description="expedite at most this many restarts for the same failure (signature); after that the job "
+        "waits like everyone else, so a failing job cannot start a preemption storm",
+    )
+
+    def tightened(self, asked: ExpeditePolicy) -> ExpeditePolicy:
+        """What a job comment may ask: turn it off, or lower the count; never turn it on or raise it."""
+        return ExpeditePolicy(
+            enabled=self.enabled and asked.enabled, max_expedited=min(self.max_expedited, asked.max_expedited)
+        )
+
+
 class Policy(BaseModel):
     """Per-job recovery policy. Operators define named policies; jobs pick one in their comment."""
 
@@ -95,6 +116,11 @@ class Policy(BaseModel):
         "in act mode at once, in monitor mode once the stop advice is approved) or keep_running (Lazarus only "
         "records the stop); a job comment may ask for cancel, never for keep_running",
     )
+    expedite: ExpeditePolicy = Field(
+        default_factory=ExpeditePolicy,
+        description="expedited requeue for infrastructure and hardware failures (off by default); a job comment "
+        "may turn it off or lower max_expedited, never turn it on",
+    )
     act_on_stragglers: bool = Field(False, description="restart excluding a straggler node (otherwise advice only)")
     mode: Mode | None = Field(None, description="override of the cluster mode for jobs using this policy")
     spares: SparePool | None = Field(
@@ -143,5 +169,5 @@ class Policy(BaseModel):
 
 # Fields a job may override in its comment; an override may only tighten the operator's policy.
 JOB_OVERRIDABLE = frozenset(
-    {"hang_budget", "startup_grace", "max_attempts_without_checkpoint", "max_attempts", "on_stop"}
+    {"hang_budget", "startup_grace", "max_attempts_without_checkpoint", "max_attempts", "on_stop", "expedite"}
 )

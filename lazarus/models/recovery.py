@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lazarus.models import names
 from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, within_allocation
 from lazarus.models.policy import HangPhase, Mode, Policy
-from lazarus.models.slurm import JobState
+from lazarus.models.slurm import ExpediteResult, JobState
 
 
 class _Model(BaseModel):
@@ -110,6 +110,16 @@ class Advice(_Model):
         None,
         description="why advice decided in act mode waited for a person: the kill switch was thrown, or "
         "the cluster-wide mode could not be read at the moment of acting",
+    )
+    expedite: bool = Field(
+        False, description="the restart is to go to the top of its partition's queue (workflows/expedite.py)"
+    )
+    expedite_reason: str | None = Field(
+        None, description="why the restart is, or is not, expedited (None: the policy's expedite is off)"
+    )
+    expedited: ExpediteResult | None = Field(None, description="what the expedite did, read back from Slurm")
+    expedite_lifted: bool | None = Field(
+        None, description="the boost was lifted once the attempt ran (None: nothing to lift, or not yet)"
     )
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class JobState(StrEnum):
@@ -95,6 +96,7 @@ class JobSnapshot(BaseModel):
     end_time: datetime | None = None
     submit_time: datetime | None = None
     held: bool = Field(False, description="held by a requeuehold or hold (priority 0)")
+    priority: int | None = Field(None, ge=0, description="the job's scheduling priority, when Slurm printed one")
     tasks_per_node: int | None = Field(None, ge=1, description="ranks per node (block distribution), if known")
 
     @property
@@ -149,6 +151,21 @@ class RestartRequest(BaseModel):
     wait_running_s: float = Field(
         0.0, ge=0, description="also verify, waiting up to this long, that the job runs on none of exclude_nodes"
     )
+    expedite: bool = Field(
+        False,
+        description="put the pending new attempt ahead of every other pending job of its partition (a priority "
+        "set by Lazarus's operator account, verified); decided by workflows.expedite, only for infrastructure "
+        "and hardware failures",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_expedite_when_off(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``expedite`` out unless it is on: a scheduler worker of the release before it (whose request
+        model forbids unknown fields) still takes every restart that is not expedited during a rolling upgrade."""
+        data: dict[str, Any] = handler(self)
+        if not self.expedite:
+            data.pop("expedite", None)
+        return data
 
 
 class RestartResult(BaseModel):
@@ -180,6 +197,50 @@ class RestartResult(BaseModel):
         description="why the exclusions are not on the new attempt, e.g. it was already running when the "
         "action found it requeued (Slurm changes exclusions only on a pending job)",
     )
+    expedite: ExpediteResult | None = Field(None, description="what the expedite did (None: not asked for)")
+
+
+class ExpediteResult(BaseModel):
+    """Expedited requeue: the pending attempt put at the top of its partition's queue, read back from Slurm.
+
+    Slurm 22.05 has no expedited requeue, and ``scontrol top`` reorders only one user's own jobs; so Lazarus's
+    operator account sets the attempt's priority above every other pending job of the partition, and lifts
+    it again once the attempt runs (:class:`LiftRequest`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    attempt: int = Field(ge=0, description="the attempt that was (or was to be) expedited")
+    done: bool = Field(description="fresh state shows the attempt above every other pending job of its partition")
+    method: str = Field("priority", description="how: a priority set by the operator account")
+    priority_before: int | None = Field(None, ge=0, description="the attempt's priority before the boost")
+    priority_after: int | None = Field(None, ge=0, description="its priority as read back after the boost")
+    ahead_of: list[int] = Field(
+        default_factory=list, description="pending jobs of the partition it was put ahead of (submitted earlier or not)"
+    )
+    reason: str = Field("", description="why nothing was done (the attempt already runs, a user's hold, ...)")
+
+
+class LiftRequest(BaseModel):
+    """Lift an expedite's priority once the attempt runs: back to what it was, so a later requeue that Lazarus did
+    not decide (a node failure Slurm handles itself) waits like everyone else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    attempt: int = Field(ge=0, description="the expedited attempt; a job on another attempt is left alone")
+    boosted: int = Field(ge=0, description="the priority the expedite set; any other value is not Lazarus's")
+    restore: int = Field(ge=1, description="the priority to go back to")
+
+
+class LiftResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int
+    changed: bool
+    priority: int | None = Field(None, ge=0, description="the job's priority as read back")
+    reason: str = ""
 
 
 class ReleaseRequest(BaseModel):
@@ -279,3 +340,6 @@ class NodeActionResult(BaseModel):
     changed: list[str] = Field(default_factory=list, description="nodes this call changed")
     unchanged: list[str] = Field(default_factory=list, description="nodes already in the wanted state")
     nodes: list[NodeState] = Field(default_factory=list, description="verified state afterwards")
+
+
+RestartResult.model_rebuild()  # it names ExpediteResult, defined after it

@@ -17,6 +17,8 @@ from lazarus.models.slurm import (
     CancelResult,
     CommentResult,
     JobActionResult,
+    LiftRequest,
+    LiftResult,
     NodeAction,
     NodeActionResult,
     ReleaseRequest,
@@ -26,7 +28,7 @@ from lazarus.models.slurm import (
     SubmitResult,
 )
 from lazarus.models.spares import RefillRequest, RefillResult
-from lazarus.slurm import cancel, node_actions, reservations, restart, submission
+from lazarus.slurm import cancel, expedite, node_actions, reservations, restart, submission
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.transport import LocalTransport, Transport
 from lazarus.slurm.waiting import Heartbeat, no_heartbeat, wait_for
@@ -72,6 +74,10 @@ class SlurmClient(SlurmReader):
     async def restart_excluding(self, request: RestartRequest, heartbeat: Heartbeat = no_heartbeat) -> RestartResult:
         """Requeue the job's current attempt so the next one avoids ``exclude_nodes``; see :mod:`.restart`."""
         return await restart.restart_excluding(self, request, heartbeat)
+
+    async def lift_expedite(self, request: LiftRequest, heartbeat: Heartbeat = no_heartbeat) -> LiftResult:
+        """Set an expedited attempt's priority back once it runs (see :mod:`lazarus.slurm.expedite`)."""
+        return await expedite.lift(self, request, heartbeat)
 
     async def cancel(self, job_id: int, heartbeat: Heartbeat = no_heartbeat) -> JobActionResult:
         """Cancel the job unless it has already finished; verified by reading a finished state back."""

@@ -149,6 +149,7 @@ def _job_from_fields(f: dict[str, str]) -> JobSnapshot:
         end_time=_local_time(f.get("EndTime")) if state.finished else None,
         submit_time=_local_time(f.get("SubmitTime")),
         held=holdable(state) and f.get("Priority") == "0",
+        priority=int(f["Priority"]) if _is_number(f.get("Priority", "")) else None,
     )
 
 

@@ -98,6 +98,7 @@ def _job_from_json(job: Any) -> JobSnapshot:
         submit_time=_epoch(job.get("submit_time")),
         held=holdable(state) and _number(job.get("priority"), default=1) == 0,
         tasks_per_node=_tasks_per_node(job),
+        priority=job["priority"] if isinstance(job.get("priority"), int) and job["priority"] >= 0 else None,
     )
 
 

@@ -23,6 +23,9 @@ before the error propagates; Lazarus never leaves a job held. It releases
 only holds of its own kind (a requeue-hold, or an operator's hold of a pending
 job, see :func:`lazarus_hold`), never a user's own hold.
 
+Expedite (``request.expedite``): after the release, the pending new attempt is put at the top of its
+partition's queue (:mod:`.expedite`); the result says what was done, read back.
+
 Truthful result: ``exclusions_applied`` says whether the new attempt carries
 the exclusions; when it does not (Slurm had already requeued the job and its
 new attempt was running), ``exclusions_not_applied_reason`` says why.
@@ -33,6 +36,7 @@ from __future__ import annotations
 from lazarus.models.slurm import JobActionResult, JobSnapshot, JobState, ReleaseRequest, RestartRequest, RestartResult
 from lazarus.slurm import validate
 from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
+from lazarus.slurm.expedite import expedite
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.waiting import Heartbeat, wait_for
 
@@ -92,7 +96,10 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
             raise
         await _release(client, job_id, heartbeat)
     heartbeat(f"job {job_id}: released, verifying")
-    return await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
+    result = await _verify(client, request, exclude, target_attempt, already_done, heartbeat)
+    if request.expedite:  # after the release: setting a priority on a held job would release it
+        result.expedite = await expedite(client, job_id, result.new_attempt, heartbeat)
+    return result
 
 
 async def release_lazarus_hold(client: SlurmReader, request: ReleaseRequest, heartbeat: Heartbeat) -> JobActionResult:

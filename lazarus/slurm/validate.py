@@ -50,6 +50,16 @@ def job_id(value: object) -> int:
     return number
 
 
+_MAX_PRIORITY = 0xFFFFFFFD  # uint32, less the values Slurm reserves for "infinite" and "no value"
+
+
+def priority(value: object) -> int:
+    """Return ``value`` as a job priority to set, or refuse it: a positive integer Slurm can store (0 would hold)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _MAX_PRIORITY:
+        raise InvalidArgumentError(f"priority must be an integer between 1 and {_MAX_PRIORITY}, got {value!r}")
+    return value
+
+
 def node_names(values: Iterable[str]) -> list[str]:
     """Expand hostlist expressions (``node[1-3]``) into sorted, unique, validated node names.
 

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lazarus.errors import JobCommentError, shorten
-from lazarus.models.policy import JOB_OVERRIDABLE, HangPhase, Mode, OnStop, Policy
+from lazarus.models.policy import JOB_OVERRIDABLE, ExpeditePolicy, HangPhase, Mode, OnStop, Policy
 
 MAX_COMMENT_BYTES = 4096
 DEFAULT_POLICY = "default"
@@ -188,12 +188,18 @@ def _tightened(base: Policy, asked: Policy) -> Policy:
                 asked.max_attempts_without_checkpoint, base.max_attempts_without_checkpoint
             ),
             "on_stop": max(asked.on_stop, base.on_stop, key=lambda choice: OnStop(choice).rank),
+            "expedite": base.expedite.tightened(asked.expedite),
         }
     )
 
 
 def _loosen_note(name: str, field: str, asked: Any, given: Any) -> str:
     """What became of an override the policy did not allow as asked, in one sentence."""
+    if isinstance(asked, ExpeditePolicy):
+        return (
+            f"expedite {asked.model_dump()} changed to {given.model_dump()}: a job may turn the expedite off, "
+            f"never on, in policy {name!r}"
+        )
     if isinstance(asked, OnStop):
         return f"on_stop {asked.value} changed to {OnStop(given).value}: a job may only tighten policy {name!r}"
     shown_asked, shown_given = (_s(asked), _s(given)) if isinstance(asked, timedelta) else (asked, given)

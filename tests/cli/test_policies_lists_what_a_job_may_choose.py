@@ -37,7 +37,8 @@ def test_the_table_says_which_policies_a_job_may_choose_without_any_stack(capsys
     assert rows["fast"][1:5] == ["yes", "act", "120", "s"]
     assert rows["ops-only"][1] == "no"
     assert lines[-1] == (
-        "a job's comment may tighten: hang_budget, max_attempts, max_attempts_without_checkpoint, on_stop, startup_grace"
+        "a job's comment may tighten: expedite, hang_budget, max_attempts, max_attempts_without_checkpoint, on_stop, "
+        "startup_grace"
     )
 
 

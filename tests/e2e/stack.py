@@ -46,6 +46,7 @@ HIDDEN_POLICY = f"e2e-hidden-{SESSION}"  # configured, but not selectable by job
 KEEP_RUNNING_POLICY = f"e2e-keep-{SESSION}"  # a stopped job keeps its allocation (on_stop: keep_running)
 SPARES_POLICY = f"e2e-spares-{SESSION}"  # jobs in a reservation with a hot spare
 SPARES_RESERVATION = f"lz-e2e-spares-{SESSION}"  # created by the spare pool test only
+EXPEDITE_POLICY = f"e2e-expedite-{SESSION}"  # restarts for infrastructure and hardware failures jump the queue
 JOB_PREFIX = f"lz-e2e-{SESSION}-"  # this session's worker watches only these jobs
 TEST_POLICIES = {
     "default": {"hang_budget": 8},
@@ -71,6 +72,14 @@ TEST_POLICIES = {
         "startup_grace": 60,
         "decision_timeout": 300,
         "attempt_start_timeout": 60,
+        "selectable": True,
+    },
+    EXPEDITE_POLICY: {
+        "hang_budget": 8,
+        "hang_budget_min": 4,
+        "startup_grace": 20,
+        "attempt_start_timeout": 120,
+        "expedite": {"enabled": True, "max_expedited": 2},
         "selectable": True,
     },
     HIDDEN_POLICY: {"hang_budget": 8, "hang_budget_min": 4, "startup_grace": 20},

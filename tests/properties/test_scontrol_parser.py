@@ -72,6 +72,7 @@ def scontrol_jobs(draw) -> tuple[str, JobSnapshot]:
         end_time=local_to_utc(end) if state.finished else None,
         submit_time=local_to_utc(submit),
         held=held and not state.finished and state is not JobState.RUNNING,
+        priority=0 if held else 4294901748,
     )
     lines = [
         f"JobId={expected.job_id} JobName={expected.name}",

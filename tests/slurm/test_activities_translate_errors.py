@@ -98,6 +98,7 @@ def test_activity_names_are_stable() -> None:
         "slurm_cancel_attempt",
         "slurm_release_job",
         "slurm_release_lazarus_hold",
+        "slurm_lift_expedite",
         "slurm_drain_nodes",
         "slurm_resume_nodes",
         "slurm_refill_reservation",

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from lazarus.errors import JobCommentError
-from lazarus.models.policy import Mode, OnStop, Policy
+from lazarus.models.policy import ExpeditePolicy, Mode, OnStop, Policy
 from lazarus.telemetry.optin import mentions_lazarus, opt_in_comment, parse_opt_in, requested_policy
 
 POLICIES = {
@@ -53,6 +53,20 @@ def test_a_job_may_ask_to_be_cancelled_when_stopped_but_never_to_keep_its_alloca
     asked_keep = parse_opt_in(comment(on_stop="keep_running"), POLICIES)
     assert asked_keep.policy.on_stop == OnStop.CANCEL
     assert asked_keep.notes == ("on_stop keep_running changed to cancel: a job may only tighten policy 'default'",)
+
+
+def test_a_job_may_turn_the_expedite_off_or_lower_its_count_but_never_turn_it_on():
+    policies = {
+        **POLICIES,
+        "expedited": Policy(expedite=ExpeditePolicy(enabled=True, max_expedited=3), selectable=True),
+    }
+    off = parse_opt_in(comment(policy="expedited", expedite={"enabled": False}), policies)
+    assert not off.policy.expedite.enabled and off.notes == ()
+    fewer = parse_opt_in(comment(policy="expedited", expedite={"enabled": True, "max_expedited": 1}), policies)
+    assert fewer.policy.expedite == ExpeditePolicy(enabled=True, max_expedited=1)
+    asked_on = parse_opt_in(comment(expedite={"enabled": True}), POLICIES)
+    assert not asked_on.policy.expedite.enabled
+    assert len(asked_on.notes) == 1 and "never on, in policy 'default'" in asked_on.notes[0]
 
 
 def test_overrides_may_tighten_the_operators_policy_without_a_note():

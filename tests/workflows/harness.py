@@ -56,6 +56,12 @@ except ImportError:  # scripts/record_histories.py --rev: an older revision's co
     CANCELS = False
 else:
     CANCELS = True
+try:
+    from lazarus.models.slurm import ExpediteResult, LiftRequest, LiftResult
+except ImportError:  # scripts/record_histories.py --rev: an older revision's code, before the expedite
+    EXPEDITES = False
+else:
+    EXPEDITES = True
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -77,6 +83,7 @@ class FakeScheduler:
     notices: list[Notice] = field(default_factory=list)  # what the notify double was given
     cancels: list[CancelRequest] = field(default_factory=list)
     cancel_result: CancelResult | None = None  # what the stop's cancel reports, when not a verified cancel
+    lifts: list[LiftRequest] = field(default_factory=list)
 
     def activities(self) -> list:
         @activity.defn(name="slurm_restart_excluding")
@@ -88,13 +95,23 @@ class FakeScheduler:
                 )
             if self.restart_result is not None:
                 return self.restart_result
-            return RestartResult(
+            result = RestartResult(
                 job_id=req.job_id,
                 new_attempt=req.expected_attempt + 1,
                 excluded_nodes=req.exclude_nodes,
                 state=JobState.PENDING,
                 exclusions_applied=True,
             )
+            if getattr(req, "expedite", False):  # put ahead of two waiting jobs, at priority 500 (was 100)
+                result.expedite = ExpediteResult(
+                    job_id=req.job_id,
+                    attempt=result.new_attempt,
+                    done=True,
+                    priority_before=100,
+                    priority_after=500,
+                    ahead_of=[11, 12],
+                )
+            return result
 
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
@@ -130,8 +147,26 @@ class FakeScheduler:
                 raise ApplicationError("telemetry worker unreachable", non_retryable=True)
             return self.progress
 
-        scheduler = [restart, drain, release, release_guarded, *([self._cancel()] if CANCELS else []), mode]
+        scheduler = [
+            restart,
+            drain,
+            release,
+            release_guarded,
+            *([self._cancel()] if CANCELS else []),
+            *([self._lift()] if EXPEDITES else []),
+            mode,
+        ]
         return [*scheduler, *notify_activities(self.notices), progress]  # the scheduler's, then telemetry's
+
+    def _lift(self):
+        """The expedite's lift: the priority set back, as asked."""
+
+        @activity.defn(name="slurm_lift_expedite")
+        async def lift(req: LiftRequest) -> LiftResult:
+            self.lifts.append(req)
+            return LiftResult(job_id=req.job_id, changed=True, priority=req.restore)
+
+        return lift
 
     def _cancel(self):
         """The stop's cancel: a verified cancel of the attempt asked for, unless ``cancel_result`` says otherwise."""

@@ -258,6 +258,17 @@ async def restart_progress_restored(env: WorkflowEnvironment) -> list[WorkflowHa
 
 @scenario(
     "time-skipping",
+    "act mode, expedite on: Xid 79 → requeue expedited (top of the queue) → attempt 1 runs → the boost is lifted",
+)
+async def act_mode_expedited_restart(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    async with Running(env.client, job_input(Mode.ACT, expedite={"enabled": True})) as run:
+        await send(run.handle, started(0), progress(0, 10, T0, checkpoint=10), xid79_on("node2"), ended(0))
+        await next_attempt_completes(run)
+    return [run.handle]
+
+
+@scenario(
+    "time-skipping",
     "a recovery told by the signals named for their events (attempt_started, progress, telemetry_note, suspension, "
     "anomaly, attempt_ended, ledger_note), as telemetry and the ledger send them since they replaced job_event",
 )
