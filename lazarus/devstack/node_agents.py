@@ -43,11 +43,16 @@ def agent_urls(dev: DevSettings) -> dict[str, str]:
     return {node: f"http://127.0.0.1:{agent_port(dev, i)}/metrics" for i, node in enumerate(node_names(dev), start=1)}
 
 
-def node_agent_components(dev: DevSettings, layout: Layout, env: dict[str, str]) -> list[Component]:
-    return [_agent(dev, layout, env, i, node) for i, node in enumerate(node_names(dev), start=1)]
+def node_agent_components(
+    dev: DevSettings, layout: Layout, env: dict[str, str], xid_window: float = XID_WINDOW_S
+) -> list[Component]:
+    """One agent per node; ``xid_window``: how long an agent keeps a node failed after an Xid it saw."""
+    return [_agent(dev, layout, env, i, node, xid_window) for i, node in enumerate(node_names(dev), start=1)]
 
 
-def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str) -> Component:
+def _agent(
+    dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str, xid_window: float
+) -> Component:
     port, script = agent_port(dev, index), fake_gpus(layout, node)
     argv = [
         sys.executable,
@@ -63,7 +68,7 @@ def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, no
         "--interval",
         str(POLL_INTERVAL_S),
         "--xid-window",
-        str(XID_WINDOW_S),
+        str(xid_window),
         "--nvml-library",
         str(library_dir(layout) / LIBRARY),
     ]

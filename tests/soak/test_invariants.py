@@ -217,6 +217,25 @@ def test_a_drain_implicated_by_two_users_or_carrying_corroboration_holds():
     assert inv.no_node_drained_without_corroboration(data(facts(), drains=[two_users, agent])).passed
 
 
+def test_a_drain_the_ledger_says_the_node_agent_corroborated_holds_and_is_counted_by_its_source():
+    reason = "lazarus: xid_79 in job 1 attempt 0; corroborated: its node agent reports it failed (Xid 79 on GPU 0)"
+    agent = drain(drain_reason=reason)
+    slurm = drain(node="node3", drain_reason="lazarus: lemon; corroborated: Slurm shows it DOWN* (Not responding)")
+    two_users = drain(node="node4", implications=((1, "alice"), (2, "bob")))
+    result = inv.no_node_drained_without_corroboration(data(facts(), drains=[agent, slurm, two_users]))
+    assert result.passed and result.checked == 3
+    assert result.note == "3 corroborated: 1 by the node agent, 1 by Slurm's node state, 1 by jobs of 2+ users"
+
+
+def test_the_corroboration_the_slurm_reason_cites_counts_when_the_ledger_record_is_unreadable():
+    seen = DrainSeen(
+        node="node1",
+        reason="lazarus: cuda_ecc_uncorrectable in job 9 attempt 0; corroborated: its node agent reports it failed",
+        first_seen=T0,
+    )
+    assert inv.corroborated_by(seen, {}) == "the node agent"
+
+
 def test_an_operators_drain_is_not_lazarus_s_to_corroborate():
     operator = DrainSeen(
         node="node3",
