@@ -41,9 +41,10 @@ def hostile_lines(outside: str) -> list[str]:
 
 
 def job_script(kind: JobKind, fault: str, ckpt_dir: str, outside: str | None, gpu_dir: str) -> str:
-    """The sbatch script: one trainer rank per node (labelled output), hostile lies printed in the background. A
-    hardware fault (Xid 79, uncorrectable ECC) reaches the failing node's fake GPU under ``gpu_dir`` first, so its
-    node agent reports it; a hostile job's lies reach no GPU."""
+    """The sbatch script: one trainer rank per node (labelled output), hostile lies printed in the background; it
+    exits with srun's status, so a crashing job fails in Slurm's eyes. A hardware fault (Xid 79, uncorrectable
+    ECC) reaches the failing node's fake GPU under ``gpu_dir`` first, so its node agent reports it; a hostile
+    job's lies reach no GPU."""
     train_fault = "none" if kind in (JobKind.HEALTHY, JobKind.HOSTILE) else fault
     lines = ["#!/bin/bash", f"cd {shlex.quote(str(REPO))}"]
     if kind == JobKind.HOSTILE and outside is not None:
@@ -55,7 +56,7 @@ def job_script(kind: JobKind, fault: str, ckpt_dir: str, outside: str | None, gp
         f"--fault {train_fault} --fault-rank 1 --fault-step {FAULT_STEP} --fault-attempts 0 "
         f"--fake-gpu-dir {shlex.quote(gpu_dir)}"
     )
-    lines.append("wait")
+    lines += ["status=$?", "wait", 'exit "$status"']  # the job ends as its trainer did (the lies only add lines)
     return "\n".join(lines) + "\n"
 
 
