@@ -172,7 +172,7 @@ class Operator:
         """Return nodes drained for a while to service: through the ledger (as `lazarus nodes resume` does),
         or with scontrol when the ledger does not answer; their fake GPUs are repaired, as a technician would."""
         now = utcnow()
-        for node, since in drained_since.items():
+        for node, since in list(drained_since.items()):  # the observer samples while a resume is in flight
             if (now - since).total_seconds() < RESUME_AFTER_S or (node, since) in self.resumed_spells:
                 continue
             request = ResumeRequest(node=node, operator="chaos-operator", comment="the soak keeps capacity")
