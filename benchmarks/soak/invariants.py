@@ -149,6 +149,7 @@ def no_job_held_past_its_deadline(data: SoakData) -> InvariantResult:
         f = facts.get(sample.job_id)
         if f is None or sample.job_id in reported:
             continue
+        # advice made before Slurm answered may be why it answered "held"; the deadline runs from when it was asked
         made = [a for a in (f.status.advice_history if f.status else []) if a.created_at <= sample.at]
         when = f"{sample.at:%H:%M:%S}"
         if not made:
@@ -157,7 +158,7 @@ def no_job_held_past_its_deadline(data: SoakData) -> InvariantResult:
             continue
         advice = made[-1]
         deadline = advice.expires_at or advice.created_at + timedelta(seconds=data.decision_timeout_s)
-        if sample.at > deadline + grace:
+        if (sample.asked_at or sample.at) > deadline + grace:
             reported.add(sample.job_id)
             r.violations.append(
                 f"job {sample.job_id} held at {when} ({sample.reason}), "

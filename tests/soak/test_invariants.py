@@ -162,6 +162,13 @@ def test_a_hold_past_the_deadline_and_grace_is_a_violation():
     assert "40 s past the deadline of advice 1" in inv.no_job_held_past_its_deadline(data(job, held=held)).violations[0]
 
 
+def test_a_hold_read_during_a_controller_outage_counts_from_when_slurm_answered():
+    # squeue asked at T0 while slurmctld was down; it answered at T0+8 s, after Lazarus's advice at T0+5 s
+    f = facts(attempts=[requeued(0)], advices=[advice().model_copy(update={"created_at": T0 + timedelta(seconds=5)})])
+    slow = HeldSample(job_id=1, asked_at=T0, at=T0 + timedelta(seconds=8), reason="JobHeldUser")
+    assert inv.no_job_held_past_its_deadline(data(f, held=[slow])).passed
+
+
 def test_a_job_held_without_any_advice_or_still_held_at_the_end_is_a_violation():
     job = facts()
     result = inv.no_job_held_past_its_deadline(data(job, held_at_end=[HeldSample(job_id=1, at=T0)]))
