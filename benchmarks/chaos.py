@@ -3,11 +3,12 @@
     .venv/bin/python benchmarks/chaos.py --duration 1800 --seed 1 --json /tmp/chaos.json
 
 Runs against its own embedded stack (cluster ``lzchaos`` under /var/tmp/lazarus-chaos, ports 61001-62233,
-started if needed, stopped at the end unless ``--keep-stack``): Slurm with 4 nodes, a Temporal dev server
-(SQLite) and three Lazarus workers (control, scheduler, telemetry) in act mode.
+started if needed, stopped at the end unless ``--keep-stack``): Slurm with 4 nodes, a node agent per node on a
+fake NVML, a Temporal dev server (SQLite) and three Lazarus workers (control, scheduler, telemetry) in act mode.
 
 - Load: a few 2-node jobs at a time running the demo trainer, each healthy, noisy, crashing (Xid 79, ECC, NCCL
-  timeout, application error), hanging or hostile (an Xid for a node outside its allocation, a huge hostlist,
+  timeout, application error; an Xid or ECC error reaches the node's fake GPU, so its agent corroborates a
+  drain), hanging or hostile (an Xid for a node outside its allocation, a huge hostlist,
   terminal escapes, shell metacharacters), half of them in monitor mode; the soak approves some advice and
   rejects some through the `lazarus advice` CLI, Temporal updates and signals, and lets the rest expire.
 - Faults (seeded): kill -9 of the workers, kill -9 of the Temporal server (restarted on the same database),

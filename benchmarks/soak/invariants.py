@@ -6,16 +6,17 @@ the node ledger's view), Slurm (``sacct -D`` attempts and their nodes, the contr
 ExcNodeList and drain reasons sampled during the run), and the soak's own records (what each job was meant to
 do, every approval and rejection it sent).
 
-Corroborated drains: until the ledger records corroboration of its own, a drain counts as corroborated when the
-ledger's record of the node carries a non-empty corroboration field (one of :data:`CORROBORATION_FIELDS`), when
-its Slurm reason cites corroboration, or when the node's implications come from jobs of at least two distinct
-users. A drain on one job's word (or one user's) is a violation.
+Corroborated drains: the node ledger drains only with corroboration from outside the job and says which in the
+drain reason (``...; corroborated: its node agent reports it failed``), in its record and in Slurm's reason.
+:func:`corroborated_by` reads that (or a corroboration field, one of :data:`CORROBORATION_FIELDS`, or
+implications from jobs of at least two distinct users) and names the source, so the table counts the drains by
+how they were corroborated. A drain on one job's word (or one user's) is a violation.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -47,6 +48,20 @@ APPROVED_OUTCOMES = frozenset(
 )
 ACTED = frozenset({AdviceStatus.APPROVED, AdviceStatus.EXECUTED})
 CORROBORATION_FIELDS = ("corroboration", "corroborated_by", "corroborations")
+CORROBORATION_SOURCES = (
+    "the node agent",
+    "Slurm's node state",
+    "jobs of 2+ users",
+    "evidence Lazarus read itself",
+    "other evidence",
+)
+# the ledger's words (workflows/ledger_rules.py ``corroboration``) -> the source they name
+_CITED = (
+    ("node agent", CORROBORATION_SOURCES[0]),
+    ("slurm shows", CORROBORATION_SOURCES[1]),
+    (" users (", CORROBORATION_SOURCES[2]),
+    ("evidence in job", CORROBORATION_SOURCES[3]),
+)
 SIGNAL_MARGIN = timedelta(seconds=5)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 JOB_IN_REASON = re.compile(r"\bin job (\d+)")
@@ -134,6 +149,7 @@ def no_job_held_past_its_deadline(data: SoakData) -> InvariantResult:
         f = facts.get(sample.job_id)
         if f is None or sample.job_id in reported:
             continue
+        # advice made before Slurm answered may be why it answered "held"; the deadline runs from when it was asked
         made = [a for a in (f.status.advice_history if f.status else []) if a.created_at <= sample.at]
         when = f"{sample.at:%H:%M:%S}"
         if not made:
@@ -142,7 +158,7 @@ def no_job_held_past_its_deadline(data: SoakData) -> InvariantResult:
             continue
         advice = made[-1]
         deadline = advice.expires_at or advice.created_at + timedelta(seconds=data.decision_timeout_s)
-        if sample.at > deadline + grace:
+        if (sample.asked_at or sample.at) > deadline + grace:
             reported.add(sample.job_id)
             r.violations.append(
                 f"job {sample.job_id} held at {when} ({sample.reason}), "
@@ -225,8 +241,12 @@ def no_node_drained_without_corroboration(data: SoakData) -> InvariantResult:
     """Every drain Lazarus made cites evidence from outside the job (see the module docstring)."""
     drains = [d for d in _all_drains(data) if _by_lazarus(d)]
     r = InvariantResult(name="no node drained without corroboration", checked=len(drains), unit="drains")
+    sources: Counter[str] = Counter()
     for d in drains:
-        if not _corroborated(d, data.users):
+        source = corroborated_by(d, data.users)
+        if source is not None:
+            sources[source] += 1
+        else:
             record = d.ledger_record or {}
             jobs = sorted({i.get("job_id") for i in record.get("implications", [])} - {None})
             users = sorted(_users(record, data.users))
@@ -234,7 +254,14 @@ def no_node_drained_without_corroboration(data: SoakData) -> InvariantResult:
                 f"{d.node} drained at {d.first_seen:%H:%M:%S} ({d.reason!r}) on the word of "
                 f"job(s) {jobs or '?'} of user(s) {users or '?'}; no corroboration in the ledger"
             )
+    if sources:
+        by = ", ".join(f"{n} by {source}" for source, n in sorted(sources.items(), key=_source_order))
+        r.note = f"{sum(sources.values())} corroborated: {by}"
     return r
+
+
+def _source_order(item: tuple[str, int]) -> int:
+    return CORROBORATION_SOURCES.index(item[0]) if item[0] in CORROBORATION_SOURCES else len(CORROBORATION_SOURCES)
 
 
 def _all_drains(data: SoakData) -> list[DrainSeen]:
@@ -267,11 +294,19 @@ def _users(record: dict[str, Any], users: dict[int, str]) -> set[str]:
     return found - {"", None}
 
 
-def _corroborated(d: DrainSeen, users: dict[int, str]) -> bool:
+def corroborated_by(d: DrainSeen, users: dict[int, str]) -> str | None:
+    """What corroborated a Lazarus drain (one of :data:`CORROBORATION_SOURCES`); None: one job's (or user's) word."""
     record = d.ledger_record or {}
-    if any(record.get(k) for k in CORROBORATION_FIELDS) or "corroborat" in d.reason.lower():
-        return True
-    return len(_users(record, users)) >= 2
+    cited = " ".join([record.get("drain_reason") or "", d.reason]).lower()
+    if "corroborated:" in cited:
+        said = cited.split("corroborated:", 1)[1]
+        for needle, source in _CITED:
+            if needle in said:
+                return source
+        return CORROBORATION_SOURCES[-1]
+    if any(record.get(k) for k in CORROBORATION_FIELDS):
+        return CORROBORATION_SOURCES[-1]
+    return CORROBORATION_SOURCES[2] if len(_users(record, users)) >= 2 else None
 
 
 def no_node_outside_the_allocation_touched(data: SoakData) -> InvariantResult:

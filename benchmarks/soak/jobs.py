@@ -40,8 +40,11 @@ def hostile_lines(outside: str) -> list[str]:
     ]
 
 
-def job_script(kind: JobKind, fault: str, ckpt_dir: str, outside: str | None) -> str:
-    """The sbatch script: one trainer rank per node (labelled output), hostile lies printed in the background."""
+def job_script(kind: JobKind, fault: str, ckpt_dir: str, outside: str | None, gpu_dir: str) -> str:
+    """The sbatch script: one trainer rank per node (labelled output), hostile lies printed in the background; it
+    exits with srun's status, so a crashing job fails in Slurm's eyes. A hardware fault (Xid 79, uncorrectable
+    ECC) reaches the failing node's fake GPU under ``gpu_dir`` first, so its node agent reports it; a hostile
+    job's lies reach no GPU."""
     train_fault = "none" if kind in (JobKind.HEALTHY, JobKind.HOSTILE) else fault
     lines = ["#!/bin/bash", f"cd {shlex.quote(str(REPO))}"]
     if kind == JobKind.HOSTILE and outside is not None:
@@ -50,9 +53,10 @@ def job_script(kind: JobKind, fault: str, ckpt_dir: str, outside: str | None) ->
     lines.append(
         f"srun --label --kill-on-bad-exit=1 {shlex.quote(sys.executable)} -m lazarus.demo.train "
         f"--ckpt-dir {shlex.quote(ckpt_dir)} --steps {STEPS} --step-time {STEP_TIME_S} --ckpt-every {CKPT_EVERY} "
-        f"--fault {train_fault} --fault-rank 1 --fault-step {FAULT_STEP} --fault-attempts 0"
+        f"--fault {train_fault} --fault-rank 1 --fault-step {FAULT_STEP} --fault-attempts 0 "
+        f"--fake-gpu-dir {shlex.quote(gpu_dir)}"
     )
-    lines.append("wait")
+    lines += ["status=$?", "wait", 'exit "$status"']  # the job ends as its trainer did (the lies only add lines)
     return "\n".join(lines) + "\n"
 
 
@@ -96,7 +100,9 @@ class JobFactory:
         self.seq += 1
         name = f"{self.stack.job_prefix}{self.seq:04d}-{kind.value}"
         script = self.stack.job_dir / f"job-{self.seq:04d}.sh"
-        script.write_text(job_script(kind, fault, str(self.stack.job_dir / f"ckpt-{self.seq:04d}"), outside))
+        script.write_text(
+            job_script(kind, fault, str(self.stack.job_dir / f"ckpt-{self.seq:04d}"), outside, str(self.stack.gpu_dir))
+        )
         argv = [
             "sbatch",
             "--parsable",

@@ -71,10 +71,12 @@ class FaultRecord(_Model):
 
 
 class HeldSample(_Model):
-    """A soak job seen held in Slurm (the soak itself never holds a job)."""
+    """A soak job seen held in Slurm (the soak itself never holds a job). Slurm's answer describes some moment
+    between ``asked_at`` and ``at`` (a read during a controller outage answers only once it is back)."""
 
     job_id: int
-    at: datetime
+    at: datetime = Field(description="when Slurm's answer came back")
+    asked_at: datetime | None = Field(None, description="when the read began (None: at ``at``)")
     reason: str = ""
 
 

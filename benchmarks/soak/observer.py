@@ -67,13 +67,14 @@ class Observer:
         self._spell: dict[str, DrainSeen] = {}  # node -> its current drain spell
 
     async def sample(self) -> None:
-        now = datetime.now(UTC)
+        asked = datetime.now(UTC)
         try:
             jobs = await self.reader.jobs()
             nodes = await self.reader.nodes()
         except Exception:
             self.missed += 1
             return
+        now = datetime.now(UTC)  # a read during a controller outage answers (with fresh state) once it is back
         self.samples += 1
         for job in jobs:
             if job.user:
@@ -82,7 +83,7 @@ class Observer:
                 continue
             self.last_states[job.job_id] = job.state
             if job.held:
-                self.held.append(HeldSample(job_id=job.job_id, at=now, reason=job.state_reason))
+                self.held.append(HeldSample(job_id=job.job_id, at=now, asked_at=asked, reason=job.state_reason))
             if job.excluded_nodes and job.excluded_nodes != self._last_excluded.get(job.job_id):
                 self.exclusions.append(ExclusionSample(job_id=job.job_id, at=now, nodes=job.excluded_nodes))
             self._last_excluded[job.job_id] = job.excluded_nodes

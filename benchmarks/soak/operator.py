@@ -170,9 +170,9 @@ class Operator:
 
     async def resume_drained(self, drained_since: dict[str, datetime]) -> None:
         """Return nodes drained for a while to service: through the ledger (as `lazarus nodes resume` does),
-        or with scontrol when the ledger does not answer."""
+        or with scontrol when the ledger does not answer; their fake GPUs are repaired, as a technician would."""
         now = utcnow()
-        for node, since in drained_since.items():
+        for node, since in list(drained_since.items()):  # the observer samples while a resume is in flight
             if (now - since).total_seconds() < RESUME_AFTER_S or (node, since) in self.resumed_spells:
                 continue
             request = ResumeRequest(node=node, operator="chaos-operator", comment="the soak keeps capacity")
@@ -182,6 +182,7 @@ class Operator:
                     await handle.execute_update(names.RESUME_NODE, request, result_type=NodeActionResult)
                 self.resumes.append(f"{now:%H:%M:%S} {node} via the ledger")
                 self.resumed_spells.add((node, since))
+                self.stack.repair_gpus(node)
                 continue
             except Exception:
                 pass
@@ -191,6 +192,7 @@ class Operator:
                 if result.returncode == 0:
                     self.resumes.append(f"{now:%H:%M:%S} {node} via scontrol")
                     self.resumed_spells.add((node, since))
+                    self.stack.repair_gpus(node)
             except Exception:
                 pass
 

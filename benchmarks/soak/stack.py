@@ -6,6 +6,12 @@ machinery (:class:`lazarus.devstack.stack.DevStack`), with settings that never c
 processes, one per role (control, scheduler, telemetry) as in production, started by the soak with its own
 configuration (act mode, short budgets, a job-name prefix per run) so that each can be killed on its own.
 
+One node agent per fake node (``lazarus node-agent`` on the dev stack's fake NVML, built with gcc) runs as in
+``lazarus dev up``; the workers read their verdicts before a drain (``node_agents.urls``). A crashing job's
+hardware fault (Xid 79, uncorrectable ECC) reaches its node's fake GPU first (:meth:`ChaosStack.gpu_dir`), so the
+node agent corroborates the job's word; a node the soak returns to service gets healthy fake GPUs again
+(:meth:`ChaosStack.repair_gpus`).
+
 Each run starts on a fresh Temporal database (so the ledger and every workflow belong to this run); a Temporal
 restart within the run keeps the same database. Every process the soak kills or freezes is one this stack started:
 the daemons by their marked pid files, the workers by their own handles.
@@ -27,6 +33,8 @@ import yaml
 from lazarus.config import DevSettings, Settings, TaskQueues, load_settings
 from lazarus.devstack import procs
 from lazarus.devstack.component import Component, port_open
+from lazarus.devstack.fake_nvml import build_fake_nvml
+from lazarus.devstack.node_agents import agent_urls, fake_gpus, library_dir, node_agent_components
 from lazarus.devstack.stack import DevStack, Parts, UpReport
 from lazarus.devstack.worker_procs import poller_pids
 from lazarus.errors import DevStackError
@@ -46,7 +54,11 @@ CHAOS_DEV = DevSettings(
     gpus_per_node=4,
     accounting=True,
     workers=False,
+    node_agent_port0=61401,
 )
+# An agent keeps a node failed this long after an Xid: past the decision deadline (a monitor-mode drain waits for
+# the operator's approval), short enough that a node the soak resumed is soon judged on fresh readings again.
+AGENT_XID_WINDOW_S = 90.0
 # The soak's policy: budgets in seconds so that a few minutes hold many incidents. Monitor-mode jobs name it too
 # and add "mode": "monitor" in their comment (a job may tighten its policy to monitor mode, never loosen it).
 SOAK_POLICY = "soak"
@@ -79,8 +91,9 @@ class ChaosStack:
     frozen: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.stack = DevStack(self.dev, Parts(temporal=True, workers=False))
+        self.stack = DevStack(self.dev, Parts(temporal=True, workers=False, node_agents=False))
         self.layout = self.stack.layout
+        self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env(), AGENT_XID_WINDOW_S)
 
     # ---- names and settings --------------------------------------------------------------------
 
@@ -114,6 +127,17 @@ class ChaosStack:
     def nodes(self) -> list[str]:
         return [f"node{i}" for i in range(1, self.dev.nodes + 1)]
 
+    @property
+    def gpu_dir(self) -> Path:
+        """The fake NVML scripts, one directory per node: the demo trainer's ``--fake-gpu-dir``."""
+        return fake_gpus(self.layout, "node1").directory.parent
+
+    def repair_gpus(self, node: str) -> None:
+        """``node``'s fake GPUs are healthy again (its agent still remembers a recent Xid for its window)."""
+        gpus = fake_gpus(self.layout, node)
+        if gpus.state.exists():
+            gpus.repair(self.dev.gpus_per_node)
+
     # ---- up and down ---------------------------------------------------------------------------
 
     def up(self) -> UpReport:
@@ -125,10 +149,23 @@ class ChaosStack:
             Path(f"{self.layout.temporal_db}{suffix}").unlink(missing_ok=True)
         (self.layout.root / "telemetry-offsets.json").unlink(missing_ok=True)
         report = self.stack.up()
+        self.start_agents()
+        report.started += [agent.name for agent in self.agents]
         self.job_dir.mkdir(parents=True, exist_ok=True)
         self.job_dir.chmod(0o755)
         self.write_config()
         return report
+
+    def start_agents(self) -> None:
+        """Fresh node agents on healthy fake GPUs (an agent left by an earlier run remembers its Xids)."""
+        if build_fake_nvml(library_dir(self.layout)) is None:
+            raise DevStackError("the soak's node agents need gcc to build their fake NVML (apt-get install gcc)")
+        for agent in self.agents:
+            agent.stop(self.layout)
+        for node in self.nodes():
+            self.repair_gpus(node)
+        for agent in self.agents:
+            agent.ensure(self.layout)
 
     def write_config(self) -> None:
         cfg = {
@@ -142,6 +179,7 @@ class ChaosStack:
             "discovery": {"interval": 1.0, "job_name_prefix": self.job_prefix},
             "policies": POLICIES,
             "ledger": {"reconcile_interval": 30},
+            "node_agents": {"urls": agent_urls(self.dev)},
             "dev": self.dev.model_dump(mode="json"),
             "logging": {"level": "INFO"},
         }

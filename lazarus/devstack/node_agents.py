@@ -63,16 +63,21 @@ def agent_argv(node: str, port: int, interval: float, library: Path) -> list[str
     ]
 
 
-def node_agent_components(dev: DevSettings, layout: Layout, env: dict[str, str]) -> list[Component]:
-    return [_agent(dev, layout, env, i, node) for i, node in enumerate(node_names(dev), start=1)]
+def node_agent_components(
+    dev: DevSettings, layout: Layout, env: dict[str, str], xid_window: float = XID_WINDOW_S
+) -> list[Component]:
+    """One agent per node; ``xid_window``: how long an agent keeps a node failed after an Xid it saw."""
+    return [_agent(dev, layout, env, i, node, xid_window) for i, node in enumerate(node_names(dev), start=1)]
 
 
-def _agent(dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str) -> Component:
+def _agent(
+    dev: DevSettings, layout: Layout, env: dict[str, str], index: int, node: str, xid_window: float
+) -> Component:
     port, script = agent_port(dev, index), fake_gpus(layout, node)
     argv = [
         *agent_argv(node, port, POLL_INTERVAL_S, library_dir(layout) / LIBRARY),
         "--xid-window",
-        str(XID_WINDOW_S),
+        str(xid_window),
     ]
     return Component(
         name=f"node-agent-{node}",

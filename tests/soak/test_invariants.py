@@ -162,6 +162,17 @@ def test_a_hold_past_the_deadline_and_grace_is_a_violation():
     assert "40 s past the deadline of advice 1" in inv.no_job_held_past_its_deadline(data(job, held=held)).violations[0]
 
 
+def test_a_hold_read_slowly_is_judged_kindly_between_the_asking_and_the_answer():
+    # squeue asked at T0 while slurmctld was down; it answered at T0+8 s, after Lazarus's advice at T0+5 s
+    f = facts(attempts=[requeued(0)], advices=[advice().model_copy(update={"created_at": T0 + timedelta(seconds=5)})])
+    slow = HeldSample(job_id=1, asked_at=T0, at=T0 + timedelta(seconds=8), reason="JobHeldUser")
+    assert inv.no_job_held_past_its_deadline(data(f, held=[slow])).passed
+    # asked within the deadline and its grace, answered past them: the job may have been released in between
+    g = facts(attempts=[requeued(0)], advices=[advice(expires_at=T0 + timedelta(seconds=40))])
+    late = HeldSample(job_id=1, asked_at=T0 + timedelta(seconds=60), at=T0 + timedelta(seconds=75))
+    assert inv.no_job_held_past_its_deadline(data(g, held=[late])).passed
+
+
 def test_a_job_held_without_any_advice_or_still_held_at_the_end_is_a_violation():
     job = facts()
     result = inv.no_job_held_past_its_deadline(data(job, held_at_end=[HeldSample(job_id=1, at=T0)]))
@@ -231,6 +242,25 @@ def test_a_drain_implicated_by_two_users_or_carrying_corroboration_holds():
     two_users = drain(implications=((1, "alice"), (2, "bob")))
     agent = drain(corroboration=[{"source": "node-agent", "detail": "Xid 79"}])
     assert inv.no_node_drained_without_corroboration(data(facts(), drains=[two_users, agent])).passed
+
+
+def test_a_drain_the_ledger_says_the_node_agent_corroborated_holds_and_is_counted_by_its_source():
+    reason = "lazarus: xid_79 in job 1 attempt 0; corroborated: its node agent reports it failed (Xid 79 on GPU 0)"
+    agent = drain(drain_reason=reason)
+    slurm = drain(node="node3", drain_reason="lazarus: lemon; corroborated: Slurm shows it DOWN* (Not responding)")
+    two_users = drain(node="node4", implications=((1, "alice"), (2, "bob")))
+    result = inv.no_node_drained_without_corroboration(data(facts(), drains=[agent, slurm, two_users]))
+    assert result.passed and result.checked == 3
+    assert result.note == "3 corroborated: 1 by the node agent, 1 by Slurm's node state, 1 by jobs of 2+ users"
+
+
+def test_the_corroboration_the_slurm_reason_cites_counts_when_the_ledger_record_is_unreadable():
+    seen = DrainSeen(
+        node="node1",
+        reason="lazarus: cuda_ecc_uncorrectable in job 9 attempt 0; corroborated: its node agent reports it failed",
+        first_seen=T0,
+    )
+    assert inv.corroborated_by(seen, {}) == "the node agent"
 
 
 def test_an_operators_drain_is_not_lazarus_s_to_corroborate():
