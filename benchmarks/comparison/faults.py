@@ -14,6 +14,7 @@ on rank 1's node (never the batch host, whose death would take the job script wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -120,10 +121,8 @@ def kill_node(stack: BenchStack, job_id: int, node: str) -> float:
             victims.add(pid)
     at = time.time()
     for pid in sorted(victims):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     return at
 
 

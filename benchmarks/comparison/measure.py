@@ -119,7 +119,11 @@ class Runner:
                 run.requeue_s = now - run.fault_at - run.anomaly_s
             if fault == Fault.NODE_FAIL and run.node_down_s is None and await self._node_down(run.bad_node):
                 run.node_down_s = now - run.fault_at
-            if job.restarts > 0 and job.state == JobState.RUNNING and (not run.bad_node or run.bad_node not in job.nodes):
+            if (
+                job.restarts > 0
+                and job.state == JobState.RUNNING
+                and (not run.bad_node or run.bad_node not in job.nodes)
+            ):
                 run.running_elsewhere_s = now - run.fault_at
                 run.recovered = True
                 break

@@ -125,6 +125,8 @@ class NodeState(BaseModel):
     name: str
     state: str = Field(description="full state string, e.g. IDLE+DRAIN")
     reason: str = ""
+    address: str = Field("", description="NodeAddr: where its slurmd listens")
+    port: int | None = Field(None, description="the port its slurmd listens on (Port), when shown")
 
     @property
     def drained(self) -> bool:
@@ -145,6 +147,11 @@ class RestartRequest(BaseModel):
         ge=0, description="the attempt being replaced; a job already past it is not requeued again"
     )
     exclude_nodes: list[str] = Field(default_factory=list)
+    lost_nodes: list[str] = Field(
+        default_factory=list,
+        description="excluded nodes that Lazarus's liveness found dead (node agent silent): one that holds the "
+        "requeued job in COMPLETING and whose slurmd does not answer is set DOWN (lazarus/slurm/node_down.py)",
+    )
     reason: str = ""
     wait_running_s: float = Field(
         0.0, ge=0, description="also verify, waiting up to this long, that the job runs on none of exclude_nodes"

@@ -23,6 +23,10 @@ before the error propagates; Lazarus never leaves a job held. It releases
 only holds of its own kind (a requeue-hold, or an operator's hold of a pending
 job, see :func:`lazarus_hold`), never a user's own hold.
 
+A dead node (``request.lost_nodes``, found by Lazarus's liveness) that holds the requeued job in COMPLETING is set
+DOWN when its slurmd does not answer either (:mod:`lazarus.slurm.node_down`), so the job need not wait Slurm's
+``SlurmdTimeout``.
+
 Truthful result: ``exclusions_applied`` says whether the new attempt carries
 the exclusions; when it does not (Slurm had already requeued the job and its
 new attempt was running), ``exclusions_not_applied_reason`` says why.
@@ -33,6 +37,7 @@ from __future__ import annotations
 from lazarus.models.slurm import JobActionResult, JobSnapshot, JobState, ReleaseRequest, RestartRequest, RestartResult
 from lazarus.slurm import validate
 from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
+from lazarus.slurm.node_down import down_lost_nodes
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.waiting import Heartbeat, wait_for
 
@@ -82,6 +87,8 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
     )
     if not already_done:
         await _hold(client, job, heartbeat)
+    if request.lost_nodes:  # a dead node would hold the requeued job in COMPLETING for SlurmdTimeout
+        await down_lost_nodes(client, await client.job(job_id), request.lost_nodes, heartbeat)
     job = await _settle(client, job_id, heartbeat)
     if job.state is JobState.PENDING:
         try:

@@ -27,10 +27,10 @@ from datetime import datetime, timedelta
 
 from lazarus.config import NodeAgentSettings
 from lazarus.health.verdicts import agent_url
-from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, FailureKind, RetryAdvice
+from lazarus.models.diagnosis import NODE_LOST_SIGNATURE, Category, Diagnosis, EvidenceSource, FailureKind, RetryAdvice
 from lazarus.models.diagnosis import Evidence as LineEvidence
 
-RULE_ID = "node-lost"
+RULE_ID = NODE_LOST_SIGNATURE
 MIN_STALL = timedelta(seconds=3)
 MAX_SILENT_SHARE = 0.5  # half the agents or more silent at once: a blind spell, not node failures
 
@@ -105,7 +105,7 @@ def node_failure(
 
 def _answers(url: str, timeout: float) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - http(s) only, by settings
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
             resp.read(1)
             return bool(200 <= resp.status < 300)
     except (OSError, ValueError):

@@ -318,7 +318,9 @@ class TelemetryLoop:
         on a lost node whose progress stopped gets a node-failure anomaly (lazarus/telemetry/liveness.py)."""
         agents = self.settings.node_agents
         now = utcnow()
-        if not (agents.liveness and agents.configured) or (self._next_liveness_check and now < self._next_liveness_check):
+        if not (agents.liveness and agents.configured) or (
+            self._next_liveness_check and now < self._next_liveness_check
+        ):
             return
         self._next_liveness_check = now + agents.liveness_interval
         running = [
