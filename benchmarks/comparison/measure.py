@@ -7,7 +7,7 @@ Measures (seconds, from the fault):
 - ``decision``: anomaly -> decision (Lazarus: the advice; Slurm alone: its requeue is its decision, 0);
 - ``requeue``: decision -> requeue verified (Lazarus: held, excluded, released and verified; Slurm alone: the job
   seen with a new restart count);
-- ``running_elsewhere``: fault -> the next attempt RUNNING on nodes without the bad one;
+- ``running_elsewhere``: fault -> the next attempt RUNNING on nodes without the bad one (``running_again``: on any);
 - ``on_bad_node``: time the job spent RUNNING on the bad node after the fault (its own attempt and any later one);
 - ``gpu_s_lost``: GPUs x (fault -> running elsewhere, plus the work since the last checkpoint that is redone);
   a straggler loses half its GPUs' throughput from the fault to the end; a run not recovered within the window is
@@ -44,6 +44,7 @@ from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.transport import LocalTransport
 
 POLL_S = 0.2
+ENDED = frozenset({JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT})
 XID_TS = re.compile(r"\[(\d+\.\d+)\] \S+ kernel: NVRM: Xid")
 MARK_TS = re.compile(r"\[(\d+\.\d+)\] lazarus-demo: (\S+) (?:ready to fail|is a straggler|stops progressing)")
 REDONE_S = ((FAULT_STEP - 1) % CKPT_EVERY + 1) * STEP_TIME_S  # steps since the last checkpoint, redone
@@ -60,6 +61,7 @@ class Run:
     decision_s: float | None = None
     requeue_s: float | None = None
     running_elsewhere_s: float | None = None
+    running_again_s: float | None = None  # fault -> the next attempt RUNNING, on any nodes
     on_bad_node_s: float = 0.0
     gpu_s_lost: float | None = None
     node_down_s: float | None = None  # node-fail: fault -> Slurm shows the node DOWN
@@ -112,13 +114,19 @@ class Runner:
             if on_bad and running_since is not None:
                 run.on_bad_node_s += now - running_since
             running_since = now if on_bad else None
-            if run.anomaly_s is None and arm == Arm.SLURM and (job.restarts > 0 or job.state != JobState.RUNNING):
+            left = job.restarts > 0 or job.state not in (JobState.RUNNING, JobState.COMPLETED)
+            if run.anomaly_s is None and arm == Arm.SLURM and fault != Fault.STRAGGLER and left:
                 run.anomaly_s = run.decision_s = now - run.fault_at
                 run.decision_s = 0.0
             if run.requeue_s is None and arm == Arm.SLURM and job.restarts > 0 and run.anomaly_s is not None:
                 run.requeue_s = now - run.fault_at - run.anomaly_s
             if fault == Fault.NODE_FAIL and run.node_down_s is None and await self._node_down(run.bad_node):
                 run.node_down_s = now - run.fault_at
+            if job.restarts > 0 and job.state == JobState.RUNNING and run.running_again_s is None:
+                run.running_again_s = now - run.fault_at
+            if run.running_again_s is not None and job.state in ENDED:
+                run.notes.append(f"the next attempt ended {job.state.value} on the bad node")
+                break
             if (
                 job.restarts > 0
                 and job.state == JobState.RUNNING

@@ -13,6 +13,7 @@ MEASURES = {
     "anomaly_s": "fault → anomaly recorded",
     "decision_s": "anomaly → decision",
     "requeue_s": "decision → requeue verified",
+    "running_again_s": "fault → running again",
     "running_elsewhere_s": "fault → running elsewhere",
     "on_bad_node_s": "time on the bad node",
     "gpu_s_lost": "GPU-seconds lost",

@@ -42,7 +42,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "default": {"hang_budget": 30},
     BENCH_POLICY: {
         "hang_budget": 30,
-        "hang_budget_min": 4,
+        "hang_budget_min": 10,
         "startup_grace": 60,
         "decision_timeout": 60,
         "attempt_start_timeout": 120,

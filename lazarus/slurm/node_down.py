@@ -37,12 +37,22 @@ def dead_nodes(candidates: list[str], answers: Mapping[str, bool]) -> list[str]:
     return sorted(n for n in candidates if answers.get(n) is False)
 
 
-async def _answers(node: NodeState) -> bool | None:
+async def default_slurmd_port(client: SlurmReader) -> int | None:
+    """The cluster's ``SlurmdPort``: ``scontrol show node`` shows a node's Port only when it differs from it."""
+    for line in (await client.run(["scontrol", "show", "config"], "the configuration")).stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "SlurmdPort" and value.strip().isdigit():
+            return int(value.strip())
+    return None
+
+
+async def _answers(node: NodeState, default_port: int | None) -> bool | None:
     """Whether the node's slurmd accepts a TCP connection; None when its address is not known."""
-    if not node.address or node.port is None:
+    port = node.port or default_port
+    if not node.address or port is None:
         return None
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(node.address, node.port), CONNECT_TIMEOUT_S)
+        _, writer = await asyncio.wait_for(asyncio.open_connection(node.address, port), CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError):
         return False
     writer.close()
@@ -58,7 +68,8 @@ async def down_lost_nodes(client: SlurmReader, job: JobSnapshot, lost: list[str]
         return []
     nodes = {n.name: n for n in await client.nodes()}
     asked = [n for n in nodes.values() if n.name in candidates or not (n.down or n.drained)]
-    replies = await asyncio.gather(*(_answers(n) for n in asked))
+    default_port = await default_slurmd_port(client)
+    replies = await asyncio.gather(*(_answers(n, default_port) for n in asked))
     answers = {n.name: ok for n, ok in zip(asked, replies, strict=True) if ok is not None}
     dead = [n for n in dead_nodes(candidates, answers) if not nodes[n].down]
     if dead:
