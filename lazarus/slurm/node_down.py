@@ -1,15 +1,16 @@
-"""A dead node that holds a requeued job: set it DOWN now rather than after ``SlurmdTimeout``.
+"""A dead node under a job being restarted: set it DOWN now rather than after ``SlurmdTimeout``.
 
 A job requeued off a node that died stays COMPLETING until the node confirms its processes are gone, which a dead
-node never does: Slurm waits ``SlurmdTimeout`` (300 s by default) before it marks the node DOWN itself and frees
-the job. The restart does not wait for that when two sources outside the job agree the node is dead:
+node never does: Slurm waits ``SlurmdTimeout`` (300 s by default) before it marks the node DOWN itself, ends the
+attempt as a node failure and requeues the job. The restart does not wait for that when two sources outside the
+job agree the node is dead:
 
 - Lazarus's liveness (the request's ``lost_nodes``): the node's agent is silent while the other agents answer,
   and the job's progress stopped (lazarus/telemetry/liveness.py);
 - the scheduler side: the node's slurmd does not accept a connection while another node's slurmd does (so an
   unreachable network from this worker is never taken for dead nodes).
 
-Only nodes the requeued job still holds in COMPLETING are set DOWN, with a reason naming Lazarus. With
+Only nodes the job still holds (RUNNING or COMPLETING) are set DOWN, with a reason naming Lazarus. With
 ``ReturnToService=2`` the node returns to service by itself when its slurmd registers again, as after Slurm's own
 DOWN; until then no work lands there, as Slurm would have decided ``SlurmdTimeout`` later.
 """
@@ -60,8 +61,8 @@ async def _answers(node: NodeState, default_port: int | None) -> bool | None:
 
 
 async def down_lost_nodes(client: SlurmReader, job: JobSnapshot, lost: list[str], heartbeat: Heartbeat) -> list[str]:
-    """Set DOWN the ``lost`` nodes that hold ``job`` in COMPLETING and whose slurmd does not answer; return them."""
-    if job.state is not JobState.COMPLETING:
+    """Set DOWN the ``lost`` nodes that ``job`` holds and whose slurmd does not answer; return them."""
+    if job.state not in (JobState.RUNNING, JobState.COMPLETING):
         return []
     candidates = sorted(set(validate.node_names(lost)) & set(job.nodes))
     if not candidates:
@@ -75,5 +76,5 @@ async def down_lost_nodes(client: SlurmReader, job: JobSnapshot, lost: list[str]
     if dead:
         argv = ["scontrol", "update", f"NodeName={validate.hostlist_expr(dead)}", "State=DOWN", f"Reason={DOWN_REASON}"]
         await client.run(argv, f"node(s) {', '.join(dead)}")
-        heartbeat(f"job {job.job_id}: set {', '.join(dead)} DOWN (dead, holding the requeued job)")
+        heartbeat(f"job {job.job_id}: set {', '.join(dead)} DOWN (dead, under the job)")
     return dead
