@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.temporal, pytest.mark.slow]
 def test_a_node_failure_is_found_by_liveness_and_the_job_runs_elsewhere_within_30_s(tmp_path: Path) -> None:
     out = tmp_path / "compare.json"
     argv = [sys.executable, str(REPO / "benchmarks" / "compare.py"), "--crash", "1", "--node-fail", "1", "--hang", "1"]
-    argv += ["--straggler", "1", "--window", "40", "--json", str(out)]
+    argv += ["--straggler", "1", "--window", "35", "--json", str(out)]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=560)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(out.read_text())
