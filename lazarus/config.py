@@ -398,6 +398,19 @@ class NodeAgentSettings(_Strict):
     max_age: timedelta = Field(
         timedelta(minutes=5), gt=timedelta(0), description="a verdict from an older NVML poll counts as none"
     )
+    liveness: bool = Field(
+        True,
+        description="telemetry asks the agents whether they answer: a node whose agent fell silent while the others "
+        "answer, under a job whose progress stopped, is a node failure (lazarus/telemetry/liveness.py)",
+    )
+    liveness_interval: timedelta = Field(
+        timedelta(seconds=1), ge=timedelta(milliseconds=200), description="how often each agent is asked"
+    )
+    liveness_silence: timedelta = Field(
+        timedelta(seconds=5),
+        ge=timedelta(seconds=2),
+        description="an agent silent this long (having answered before) marks its node lost",
+    )
 
     @field_validator("urls")
     @classmethod

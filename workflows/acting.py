@@ -17,7 +17,7 @@ is marked executed only when the new attempt carries what it advised.
 
 from __future__ import annotations
 
-from lazarus.models.diagnosis import FailureKind
+from lazarus.models.diagnosis import NODE_LOST_SIGNATURE, EvidenceSource, FailureKind
 from lazarus.models.ledger import Implication
 from lazarus.models.policy import Mode, OnStop
 from lazarus.models.recovery import (
@@ -493,9 +493,18 @@ def _restart(c: Change, attempt: Attempt, advice: Advice) -> None:
                 job_id=c.s.job_id,
                 expected_attempt=attempt.index,
                 exclude_nodes=advice.exclude_nodes,
+                lost_nodes=lost_nodes(advice),
                 reason=advice.reason,
                 expedite=advice.expedite,
             ),
             task_queue=c.s.scheduler_queue,
         )
     )
+
+
+def lost_nodes(advice: Advice) -> list[str]:
+    """The excluded nodes that the node agents found dead (liveness): the restart may set them DOWN if their slurmd
+    does not answer either, so the requeued job is not held COMPLETING until Slurm's SlurmdTimeout."""
+    if advice.signature == NODE_LOST_SIGNATURE and advice.implicated_by == EvidenceSource.NODE_AGENT:
+        return list(advice.exclude_nodes)
+    return []

@@ -27,7 +27,7 @@ from pathlib import Path
 from lazarus.devstack.fake_nvml import FakeGpuScript
 from lazarus.progress import report
 
-FAULTS = ("none", "xid79", "ecc", "nccl-timeout", "app-error", "hang", "noisy")
+FAULTS = ("none", "xid79", "ecc", "nccl-timeout", "app-error", "hang", "noisy", "node-fail", "straggler")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -104,7 +104,16 @@ def inject(fault: str, rank: int, node: str, step: int, on_fault_node: bool, fak
         say("KeyError: 'tokenizer_path'")
         sys.exit(1)
     if fault == "hang":
+        if rank == 0:
+            say(f"[{time.time():.3f}] lazarus-demo: {node} stops progressing")
         while True:  # alive, silent: a hang, not a crash
+            time.sleep(1)
+    if fault == "node-fail":
+        # the failing node says so (with its own timestamp) and waits to be killed -9 with its slurmd
+        # (benchmarks/compare.py); every other rank blocks like a collective waiting on a dead peer
+        if on_fault_node:
+            say(f"[{time.time():.3f}] lazarus-demo: {node} ready to fail")
+        while True:
             time.sleep(1)
 
 
@@ -117,9 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     start = newest_checkpoint(args.ckpt_dir)
     faulting = args.fault_attempts == "all" or str(attempt) in args.fault_attempts.split(",")
     say(f"rank {rank} on {node}: attempt {attempt}, resuming from checkpoint {start}")
+    slow = 1.0
     for step in range(start + 1, args.steps + 1):
-        time.sleep(args.step_time)
-        if faulting and args.fault != "none" and step == args.fault_step:
+        time.sleep(args.step_time * slow)
+        if faulting and args.fault == "straggler" and step == args.fault_step:
+            # one node's ranks run 2x slower; a synchronous job waits for them at every collective
+            slow = 2.0
+            if rank == args.fault_rank:
+                say(f"[{time.time():.3f}] lazarus-demo: {node} is a straggler from step {step}")
+        if faulting and args.fault not in ("none", "straggler") and step == args.fault_step:
             inject(args.fault, rank, node, step, rank == args.fault_rank, args.fake_gpu_dir)
         if args.fault == "noisy" and step % 5 == 0:
             say("NCCL INFO Channel 00/02 :    0   1")

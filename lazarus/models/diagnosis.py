@@ -37,6 +37,9 @@ def outside_note(outside: list[str], source: str) -> str:
     return f"{source} named node(s) outside the job's allocation ({shown}); ignored"
 
 
+NODE_LOST_SIGNATURE = "node-lost"  # a node whose agent fell silent under a stalled job (lazarus/telemetry/liveness.py)
+
+
 class FailureKind(StrEnum):
     CRASH = "crash"
     HANG = "hang"

@@ -66,7 +66,7 @@ class Anomaly(_Model):
     attempt: int = Field(ge=0)
     kind: FailureKind
     diagnosis: Diagnosis
-    source: Literal["log", "scheduler", "hang-watchdog", "straggler"] = "log"
+    source: Literal["log", "scheduler", "hang-watchdog", "straggler", "liveness"] = "log"
     observed_at: datetime = Field(description="when the evidence appeared (failing line seen, job end, deadline)")
     recorded_at: datetime | None = Field(None, description="when the workflow recorded it (workflow time)")
     hang_budget_s: float | None = Field(None, description="the hang budget in force (hang anomalies)")

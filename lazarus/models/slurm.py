@@ -127,6 +127,8 @@ class NodeState(BaseModel):
     name: str
     state: str = Field(description="full state string, e.g. IDLE+DRAIN")
     reason: str = ""
+    address: str = Field("", description="NodeAddr: where its slurmd listens")
+    port: int | None = Field(None, description="the port its slurmd listens on (Port), when shown")
 
     @property
     def drained(self) -> bool:
@@ -147,6 +149,11 @@ class RestartRequest(BaseModel):
         ge=0, description="the attempt being replaced; a job already past it is not requeued again"
     )
     exclude_nodes: list[str] = Field(default_factory=list)
+    lost_nodes: list[str] = Field(
+        default_factory=list,
+        description="excluded nodes that Lazarus's liveness found dead (node agent silent): one that holds the "
+        "requeued job in COMPLETING and whose slurmd does not answer is set DOWN (lazarus/slurm/node_down.py)",
+    )
     reason: str = ""
     wait_running_s: float = Field(
         0.0, ge=0, description="also verify, waiting up to this long, that the job runs on none of exclude_nodes"
@@ -159,12 +166,14 @@ class RestartRequest(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _omit_expedite_when_off(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave ``expedite`` out unless it is on: a scheduler worker of the release before it (whose request
-        model forbids unknown fields) still takes every restart that is not expedited during a rolling upgrade."""
+    def _omit_new_fields_when_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``expedite`` and ``lost_nodes`` out unless used: a scheduler worker of the release before them
+        (whose request model forbids unknown fields) still takes every other restart during a rolling upgrade."""
         data: dict[str, Any] = handler(self)
         if not self.expedite:
             data.pop("expedite", None)
+        if not self.lost_nodes:
+            data.pop("lost_nodes", None)
         return data
 
 

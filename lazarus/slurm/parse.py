@@ -169,7 +169,13 @@ def parse_scontrol_nodes(text: str) -> list[NodeState]:
             raise MalformedOutputError(f"scontrol node record without NodeName/State: {shorten(lines[0])}")
         reason = fields.get("Reason", "")
         nodes.append(
-            NodeState(name=fields["NodeName"], state=fields["State"], reason="" if reason in _NULLS else reason)
+            NodeState(
+                name=fields["NodeName"],
+                state=fields["State"],
+                reason="" if reason in _NULLS else reason,
+                address=fields.get("NodeAddr", ""),
+                port=int(fields["Port"]) if fields.get("Port", "").isdigit() else None,
+            )
         )
     return nodes
 

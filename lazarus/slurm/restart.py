@@ -26,6 +26,11 @@ job, see :func:`lazarus_hold`), never a user's own hold.
 Expedite (``request.expedite``): after the release, the pending new attempt is put at the top of its
 partition's queue (:mod:`.expedite`); the result says what was done, read back.
 
+A dead node (``request.lost_nodes``, found by Lazarus's liveness) under the attempt is first set DOWN when its
+slurmd does not answer either (:mod:`lazarus.slurm.node_down`): Slurm then ends the attempt as a node failure and
+requeues the job itself, as it would ``SlurmdTimeout`` later, and the restart finishes as for any job Slurm
+requeued (exclusions, release). A requeue-hold first would leave the job COMPLETING on the dead node.
+
 Truthful result: ``exclusions_applied`` says whether the new attempt carries
 the exclusions; when it does not (Slurm had already requeued the job and its
 new attempt was running), ``exclusions_not_applied_reason`` says why.
@@ -37,6 +42,7 @@ from lazarus.models.slurm import JobActionResult, JobSnapshot, JobState, Release
 from lazarus.slurm import validate
 from lazarus.slurm.errors import OperationRefusedError, SlurmError, UnknownNodeError, VerificationError
 from lazarus.slurm.expedite import expedite
+from lazarus.slurm.node_down import down_lost_nodes
 from lazarus.slurm.reads import SlurmReader
 from lazarus.slurm.waiting import Heartbeat, wait_for
 
@@ -84,6 +90,11 @@ async def restart_excluding(client: SlurmReader, request: RestartRequest, heartb
         if (job.state is JobState.PENDING and not already_done)
         else (request.expected_attempt + 1)
     )
+    if request.lost_nodes and not already_done and await down_lost_nodes(client, job, request.lost_nodes, heartbeat):
+        # the dead node is DOWN: Slurm ends the attempt as a node failure and requeues the job itself
+        job = await _requeued_by_slurm(client, job_id, request.expected_attempt, heartbeat)
+        already_done = job.restarts > request.expected_attempt
+        target_attempt = request.expected_attempt + 1
     if not already_done:
         await _hold(client, job, heartbeat)
     job = await _settle(client, job_id, heartbeat)
@@ -158,6 +169,18 @@ async def _hold(client: SlurmReader, job: JobSnapshot, heartbeat: Heartbeat) -> 
     else:
         await client.run(["scontrol", "requeuehold", str(job.job_id)], f"job {job.job_id}")
     heartbeat(f"job {job.job_id}: held")
+
+
+async def _requeued_by_slurm(client: SlurmReader, job_id: int, attempt: int, heartbeat: Heartbeat) -> JobSnapshot:
+    """After a node under the attempt was set DOWN: until Slurm has requeued the job (or ended it, when it may
+    not be requeued)."""
+    return await wait_for(
+        lambda: client.job(job_id),
+        lambda j: j.restarts > attempt or (j.state.finished and j.state not in _IN_TRANSITION),
+        timeout=client.verify_timeout,
+        what=f"job {job_id} requeued by Slurm after its node went DOWN",
+        heartbeat=heartbeat,
+    )
 
 
 async def _settle(client: SlurmReader, job_id: int, heartbeat: Heartbeat) -> JobSnapshot:

@@ -57,6 +57,7 @@ from lazarus.models.recovery import (
 from lazarus.models.slurm import JobSnapshot, JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.telemetry.enrich import Enricher
+from lazarus.telemetry.liveness import AgentSightings, lost_nodes, node_failure, probe
 from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
 from lazarus.telemetry.metadata import job_details, job_summary
 from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
@@ -88,6 +89,8 @@ class TelemetryLoop:
         self._prefix = settings.discovery.job_name_prefix or ""
         self.enricher = Enricher(settings)
         self._next_straggler_check: datetime | None = None
+        self._next_liveness_check: datetime | None = None
+        self.sightings = AgentSightings()
         self.blind_after: timedelta = settings.discovery.blind_after
         self._scheduler_seen_at: datetime | None = None  # the last squeue that answered
         self._delivery_paused = False  # a signal failed this cycle: the rest wait for the next one
@@ -175,6 +178,7 @@ class TelemetryLoop:
                     await self._one_job(job, ledger, now)
             await self._deliver_waiting()
             await self._check_stragglers(now, {j.job_id: j for j in jobs})
+            await self._check_liveness({j.job_id: j for j in jobs})
         finally:
             if self.term:
                 self.term.cycle_ended(self.trackers, self.offsets)
@@ -307,6 +311,44 @@ class TelemetryLoop:
                 diagnosis=diagnosis,
                 source="straggler",
                 observed_at=now,
+            )
+            tracker.outbox.put([AnomalyDetected(anomaly=anomaly)], attempt.index)
+            await self._deliver(tracker)
+
+    async def _check_liveness(self, snapshot: dict[int, JobSnapshot]) -> None:
+        """Ask the node agents whether they answer (every ``node_agents.liveness_interval``); a running watched job
+        on a lost node whose progress stopped gets a node-failure anomaly (lazarus/telemetry/liveness.py)."""
+        agents = self.settings.node_agents
+        now = utcnow()
+        if not (agents.liveness and agents.configured) or (
+            self._next_liveness_check and now < self._next_liveness_check
+        ):
+            return
+        self._next_liveness_check = now + agents.liveness_interval
+        running = [
+            t
+            for t in self.trackers.values()
+            if not t.closed and t.attempt and t.attempt.started_reported and not t.attempt.ended_reported
+            and t.job_id in snapshot and snapshot[t.job_id].state == JobState.RUNNING
+        ]  # fmt: skip
+        nodes = set(agents.urls) | {n for t in running for n in snapshot[t.job_id].nodes}
+        await probe(agents, nodes, self.sightings, now)
+        lost = lost_nodes(self.sightings, now, agents.liveness_silence)
+        for tracker in running if lost else []:
+            attempt = tracker.attempt
+            assert attempt is not None  # running trackers have one
+            if attempt.anomaly_reported:
+                continue
+            diagnosis = node_failure(
+                snapshot[tracker.job_id].nodes, lost, self.sightings, attempt.last_progress_at,
+                attempt.max_step_interval, now,
+            )  # fmt: skip
+            if diagnosis is None:
+                continue
+            attempt.anomaly_reported = True
+            logger.warning(f"job {tracker.job_id}: node failure of {', '.join(diagnosis.implicated_nodes)}")
+            anomaly = Anomaly(
+                attempt=attempt.index, kind=FailureKind.CRASH, diagnosis=diagnosis, source="liveness", observed_at=now
             )
             tracker.outbox.put([AnomalyDetected(anomaly=anomaly)], attempt.index)
             await self._deliver(tracker)

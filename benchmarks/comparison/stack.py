@@ -1,0 +1,106 @@
+"""The comparison's own embedded stack: cluster ``lzbench`` under /var/tmp/lazarus-bench, on ports of its own.
+
+The soak's machinery (:class:`benchmarks.soak.stack.ChaosStack`: Slurm and a Temporal dev server from the
+``lazarus dev up`` components, three workers in act mode) with another cluster, so that killing a node's slurmd
+never touches the tests' ``lztest``, the soak's ``lzchaos`` or a dev stack. One node agent per node runs on the
+dev stack's fake NVML (a killed node's agent dies with it); the workers read them for drains and for liveness.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchmarks.soak.stack import ChaosStack, UpReport
+from lazarus.config import DevSettings
+from lazarus.devstack.component import Component
+from lazarus.devstack.fake_nvml import build_fake_nvml
+from lazarus.devstack.node_agents import agent_urls, library_dir, node_agent_components
+
+BENCH_DEV = DevSettings(
+    state_dir=Path("/var/tmp/lazarus-bench"),
+    cluster_name="lzbench",
+    temporal_port=63233,
+    temporal_ui_port=64233,
+    temporal_http_port=63243,
+    slurmctld_port=63817,
+    slurmd_port0=63001,
+    slurmdbd_port=63819,
+    mysql_port=63306,
+    metrics_port=0,
+    temporal_metrics_port=0,
+    node_agent_port0=63401,
+    nodes=4,
+    gpus_per_node=4,
+    accounting=False,
+    workers=False,
+)
+BENCH_POLICY = "bench"
+POLICIES: dict[str, dict[str, Any]] = {
+    "default": {"hang_budget": 30},
+    BENCH_POLICY: {
+        "hang_budget": 30,
+        "hang_budget_min": 10,
+        "startup_grace": 60,
+        "decision_timeout": 60,
+        "attempt_start_timeout": 120,
+        "max_attempts": 4,
+        "selectable": True,
+    },
+}
+
+
+class BenchStack(ChaosStack):
+    """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id=run_id, dev=BENCH_DEV)
+
+    @property
+    def job_prefix(self) -> str:
+        return f"bench-{self.run_id}-"
+
+    @property
+    def config_path(self) -> Path:
+        return self.layout.root / "bench.yaml"
+
+    def agents(self) -> list[Component]:
+        return node_agent_components(self.dev, self.layout, self.stack.daemon_env())
+
+    def agent(self, node: str) -> Component:
+        return next(a for a in self.agents() if a.name == f"node-agent-{node}")
+
+    def up(self) -> UpReport:
+        report = super().up()
+        if build_fake_nvml(library_dir(self.layout)) is None:
+            raise RuntimeError("the node agents need gcc to build their fake NVML")
+        for agent in self.agents():
+            agent.ensure(self.layout)
+        return report
+
+    def down(self) -> None:
+        self.stop_workers()
+        for agent in self.agents():
+            agent.stop(self.layout)
+        self.stack.down()
+
+    def write_config(self) -> None:
+        cfg = {
+            "cluster": self.cluster,
+            "mode": "act",
+            "temporal": {
+                "address": f"127.0.0.1:{self.dev.temporal_port}",
+                "ui_url": f"http://127.0.0.1:{self.dev.temporal_ui_port}",
+            },
+            "scheduler": {"transport": "local", "slurm_conf": str(self.slurm_conf)},
+            "discovery": {"interval": 0.5, "job_name_prefix": self.job_prefix},
+            "node_agents": {"urls": agent_urls(self.dev), "timeout_s": 1.0},
+            "policies": POLICIES,
+            "ledger": {"reconcile_interval": 30},
+            "dev": self.dev.model_dump(mode="json"),
+            "logging": {"level": "INFO"},
+        }
+        self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        self.config_path.chmod(0o644)
