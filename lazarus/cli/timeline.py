@@ -88,9 +88,10 @@ def _after(row: AttemptMilestones, at: datetime | None) -> str:
     return f"{_t(at)}" + (f" (+{seconds:.1f} s)" if seconds is not None else "")
 
 
-def milestone_line(row: AttemptMilestones) -> str:
+def milestone_line(row: AttemptMilestones, ended: str | None = None) -> str:
     """One attempt's milestones: fault → requeued → running → progress restored → completed, with the seconds
-    from the fault; the checkpoint it resumed from and the steps lost. Running is not training."""
+    from the fault; the checkpoint it resumed from and the steps lost. Running is not training. An attempt that
+    ended otherwise (``ended``: its end state, e.g. FAILED) says so instead of a completion it never reached."""
     parts = (
         [f"fault {_t(row.fault_at)} ({row.fault})", f"requeued {_after(row, row.requeued_at)}"] if row.fault_at else []
     )
@@ -100,7 +101,8 @@ def milestone_line(row: AttemptMilestones) -> str:
     if row.resumed_from is not None:
         lost = f", {row.steps_lost} steps lost" if row.steps_lost is not None else ""
         progress += f" (resumed from checkpoint {row.resumed_from}{lost})"
-    parts += [f"running {_after(row, row.running_at)}", progress, f"completed {_after(row, row.completed_at)}"]
+    end = f"ended {ended}" if ended and row.completed_at is None else f"completed {_after(row, row.completed_at)}"
+    parts += [f"running {_after(row, row.running_at)}", progress, end]
     return "    milestones: " + " -> ".join(parts)
 
 
@@ -179,7 +181,8 @@ def render_timeline(status: JobStatus, link: str) -> str:
     for attempt in status.attempts:
         out.extend(attempt_lines(attempt, status))
         if attempt.index in rows:
-            out.append(milestone_line(rows[attempt.index]))
+            ended = attempt.end_state.value if attempt.end_state and attempt.end_state.value != "COMPLETED" else None
+            out.append(milestone_line(rows[attempt.index], ended))
     waiting = rows.get(status.attempts[-1].index + 1) if status.attempts else None
     if waiting is not None:
         out.append(f"  attempt {waiting.attempt}: requeued, not yet running")

@@ -52,3 +52,11 @@ def test_milestones_missing_from_an_older_worker_are_read_from_the_attempts():
     status = with_milestones(status_of(recovered()))
     row = status.milestones[1]
     assert (row.resumed_from, row.steps_lost, row.seconds["completed"]) == (40, 7, 30.0)
+
+
+def test_an_attempt_that_failed_says_how_it_ended_not_a_completion_it_never_reached():
+    status = status_of(recovered())
+    status.attempts[0] = status.attempts[0].model_copy(update={"end_state": JobState.FAILED})
+    out = render_timeline(status, "link")
+    first = next(line for line in out.splitlines() if line.startswith("    milestones:"))
+    assert first.endswith("-> ended FAILED") and "completed" not in first, first
