@@ -5,7 +5,7 @@ script::
 
     from lazarus.progress import report, checkpoint_started
 
-    report(step=1200, loss=2.31, samples_per_s=5120)      # every N steps
+    report(step=1200, loss=2.31, samples_per_s=5120, total_steps=50000)  # every N steps
     checkpoint_started(step=1200)                          # before a long save
     report(step=1200, checkpoint=1200)                     # after the save finished
 
@@ -13,7 +13,9 @@ Each call prints one line such as
 ``LAZARUS step=1200 loss=2.31 samples_per_s=5120 checkpoint=1200`` to stdout and
 flushes it at once, so that Lazarus sees progress even when stdout is a file
 (Slurm output) with block buffering. Lazarus uses these lines to learn the
-job's hang budget and its newest checkpoint. Print from one rank (rank 0) or
+job's hang budget and its newest checkpoint; ``total_steps`` (the steps training
+will run) tells it when training is done, so a job that printed its last step
+and is shutting down is not taken for hung. Print from one rank (rank 0) or
 from all; a ``rank=`` field is added when ``rank`` is given.
 """
 
@@ -51,15 +53,16 @@ def report(
     samples_per_s: float | None = None,
     checkpoint: int | None = None,
     *,
+    total_steps: int | None = None,
     rank: int | None = None,
     stream: TextIO | None = None,
     **extra: object,
 ) -> None:
-    """Print and flush one progress line. ``checkpoint`` is the step of a checkpoint that is now complete."""
+    """Print and flush one progress line. ``checkpoint`` is the step of a checkpoint that is now complete;
+    ``total_steps`` the steps training will run (declare it: a job at its last step is ending, not hung)."""
     out = stream or sys.stdout
-    out.write(
-        format_line(step=step, loss=loss, samples_per_s=samples_per_s, checkpoint=checkpoint, rank=rank, **extra) + "\n"
-    )
+    fields = {"step": step, "total_steps": total_steps, "loss": loss, "samples_per_s": samples_per_s}
+    out.write(format_line(**fields, checkpoint=checkpoint, rank=rank, **extra) + "\n")
     out.flush()
 
 

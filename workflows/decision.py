@@ -17,7 +17,7 @@ from lazarus.models.diagnosis import Category, Diagnosis, EvidenceSource, Failur
 from lazarus.models.policy import Policy
 from lazarus.models.recovery import AdviceAction, Anomaly, Attempt, AttemptEnded
 from lazarus.models.slurm import JobState
-from workflows.patches import BOUND_TO_ALLOCATION
+from workflows.patches import BOUND_TO_ALLOCATION, FINISHING_IS_NOT_HUNG
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,12 @@ def decide_advice(
     current = attempts[-1] if attempts else Attempt(index=anomaly.attempt)
     signature = diag.signature or anomaly.kind.value
 
+    if anomaly.kind == FailureKind.HANG and FINISHING_IS_NOT_HUNG not in unpatched and current.finished_training:
+        return Decision(
+            AdviceAction.NONE,
+            f"training reached its last step ({current.last_step} of {current.total_steps}): the job is ending, "
+            "not hung; Lazarus leaves it to Slurm",
+        )
     if anomaly.kind == FailureKind.STRAGGLER and not policy.act_on_stragglers:
         return Decision(
             AdviceAction.NONE,

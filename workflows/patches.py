@@ -28,4 +28,10 @@ EXPEDITES = "expedites-hardware-restarts"
 turns ``expedite`` on (workflows/expedite.py), and the boost is lifted once the attempt runs. Before it, no
 restart was expedited whatever the policy said."""
 
-DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS, EXPEDITES)
+FINISHING_IS_NOT_HUNG = "finishing-is-not-hung"
+"""A hang call for an attempt whose progress reached the total steps its progress lines declare is advice
+``none``: training is over and the job is ending (Slurm may keep it running a while, e.g. while srun waits on
+a restarted slurmctld); Lazarus leaves it to Slurm and watches for its end. Before it, such an attempt was
+restarted (or stopped) like any hang."""
+
+DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS, EXPEDITES, FINISHING_IS_NOT_HUNG)

@@ -135,10 +135,13 @@ def answer_refusal(state: JobRecoveryInput, generation: int, answered: bool) -> 
 
 def _decided(state: JobRecoveryInput, attempt: Attempt) -> bool:
     """An attempt whose advice (other than advice-only) was already decided gets no second hang call:
-    after a rejection or expiry the operator owns it, until the next attempt."""
+    after a rejection or expiry the operator owns it, until the next attempt. Nor does one whose hang call was
+    advice only (it had finished training: it is ending, and its end is what the workflow waits for)."""
     if attempt.advice_generation is None:
         return False
-    return state.advice_history[attempt.advice_generation - 1].action != AdviceAction.NONE
+    advice = state.advice_history[attempt.advice_generation - 1]
+    hang = attempt.anomaly if attempt.anomaly is not None and attempt.anomaly.kind == FailureKind.HANG else None
+    return advice.action != AdviceAction.NONE or (hang is not None and advice.signature == hang.diagnosis.signature)
 
 
 def _workflow_started(c: Change, _: WorkflowStarted) -> None:
@@ -180,6 +183,7 @@ def _progress(c: Change, event: ProgressDigest) -> None:
         c.record_first_progress(attempt, event.step, event.last_progress_at)
     attempt.checkpointing = event.checkpointing
     attempt.hang_budget = event.hang_budget or attempt.hang_budget
+    attempt.total_steps = event.total_steps or attempt.total_steps
     _sight_back(c, attempt, event.observed_at)  # the digest is telemetry's heartbeat
 
 
@@ -315,6 +319,7 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
             c.record_first_progress(attempt, view.step, view.last_progress_at)
         attempt.checkpointing = view.checkpointing
         attempt.hang_budget = view.hang_budget or attempt.hang_budget
+        attempt.total_steps = view.total_steps or attempt.total_steps
         if blind:
             _blind(c, attempt, since, blind)
         else:
@@ -324,6 +329,7 @@ def _progress_checked(c: Change, checked: ProgressChecked) -> None:
         _blind(c, attempt, since, blind)
         return
     _sight_back(c, attempt, view.observed_at or c.now)  # telemetry vouches for its view now
+    attempt.total_steps = view.total_steps or attempt.total_steps  # the total may come with the last line only
     if not view.known and attempt.last_progress_at is None and attempt.started_at is not None:
         attempt.last_progress_at = c.now  # telemetry restarted and has not read this attempt yet
         return

@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
                 (args.ckpt_dir / f"step-{step}.ckpt").write_text(str(step))
             checkpoint = step
         if rank == 0:
-            report(step=step, loss=round(4.0 / (1 + step * 0.05), 4), samples_per_s=512.0, checkpoint=checkpoint)
+            loss = round(4.0 / (1 + step * 0.05), 4)
+            report(step=step, total_steps=args.steps, loss=loss, samples_per_s=512.0, checkpoint=checkpoint)
     say(f"rank {rank}: training finished at step {args.steps}")
     return 0
 

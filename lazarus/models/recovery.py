@@ -153,6 +153,9 @@ class Attempt(_Model):
     end_state: JobState | None = None
     exit_code: int | None = None
     last_step: int | None = None
+    total_steps: int | None = Field(
+        None, description="the steps training declared it will run (its progress lines' total), when it said"
+    )
     last_progress_at: datetime | None = None
     max_step_interval: timedelta | None = Field(None, description="slowest observed step interval")
     last_checkpoint: int | None = Field(None, description="newest checkpoint step saved during this attempt")
@@ -192,6 +195,11 @@ class Attempt(_Model):
     resumed_at: datetime | None = Field(
         None, description="when the attempt last resumed from a suspension: its hang budget runs afresh from here"
     )
+
+    @property
+    def finished_training(self) -> bool:
+        """Its progress reached the total steps its progress lines declared: training is over, the job is ending."""
+        return self.total_steps is not None and self.last_step is not None and self.last_step >= self.total_steps
 
     def bound_to_allocation(self, nodes: list[str]) -> list[str]:
         """The ``nodes`` of this attempt's allocation, in order: the only nodes a decision about this
@@ -328,6 +336,9 @@ class ProgressDigest(_JobEvent):
     )
     first_step: int | None = Field(None, description="the step of the attempt's first progress line")
     first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")
+    total_steps: int | None = Field(
+        None, description="the total steps the progress lines declare (older telemetry: never sent)"
+    )
 
 
 class AttemptEnded(_JobEvent):
@@ -542,3 +553,6 @@ class ProgressView(_Model):
     suspended: bool = Field(False, description="Slurm showed the attempt SUSPENDED in the loop's last cycle")
     first_step: int | None = Field(None, description="the step of the attempt's first progress line")
     first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")
+    total_steps: int | None = Field(
+        None, description="the total steps the progress lines declare (older telemetry: never sent)"
+    )

@@ -75,6 +75,7 @@ class AttemptTelemetry:
     checkpoint: int | None = None
     first_step: int | None = None  # the attempt's first progress line: training (progress restored), not just running
     first_progress_at: datetime | None = None
+    total_steps: int | None = None  # the total the newest progress line that declared one gave
     digest_sent_at: datetime | None = None
     digest_step: int | None = None
     digest_checkpoint: int | None = None
@@ -208,6 +209,8 @@ class JobTracker:
             cur.first_step, cur.first_progress_at = sample.step, now
         if sample.step is not None and (cur.step is None or sample.step > cur.step):
             cur.step = sample.step
+        if sample.total_steps is not None:
+            cur.total_steps = sample.total_steps
         if sample.checkpoint_step is not None:
             cur.checkpoint = max(sample.checkpoint_step, cur.checkpoint or sample.checkpoint_step)
 
@@ -267,6 +270,7 @@ class JobTracker:
                 observed_at=self.observed_at,
                 first_step=cur.first_step,
                 first_progress_at=cur.first_progress_at,
+                total_steps=cur.total_steps,
             )
         ]
 
@@ -297,4 +301,5 @@ class JobTracker:
             suspended=cur.suspended,
             first_step=cur.first_step,
             first_progress_at=cur.first_progress_at,
+            total_steps=cur.total_steps,
         )

@@ -47,3 +47,11 @@ def test_importing_the_helper_pulls_in_no_heavy_modules():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def test_report_declares_the_total_steps_so_lazarus_knows_when_training_is_done():
+    out = io.StringIO()
+    report(step=30, loss=0.16, checkpoint=30, total_steps=30, stream=out)
+    assert out.getvalue() == "LAZARUS step=30 total_steps=30 loss=0.16 checkpoint=30\n"
+    sample = parse_progress(out.getvalue())
+    assert (sample.step, sample.total_steps, sample.checkpoint_step) == (30, 30, 30)

@@ -199,6 +199,16 @@ def test_advice_on_a_healthy_job_that_nobody_acted_on_is_noted_not_counted():
     assert result.passed and result.note.startswith("1 false alarm(s)")
 
 
+def test_a_finished_job_whose_silence_was_called_ending_not_hung_holds_every_invariant():
+    # job 985's case after the fix: a hang call at its last step is advice none, executed; it completes in attempt 0
+    ending = Attempt(
+        index=0, nodes=NODES, last_step=30, total_steps=30, anomaly=anomaly(0, FailureKind.HANG), advice_generation=1
+    )
+    job = facts(kind=JobKind.NOISY, attempts=[ending], advices=[advice(action=AdviceAction.NONE)])
+    assert inv.no_healthy_job_restarted_or_stopped(data(job)).passed
+    assert inv.no_anomaly_without_terminal_decision(data(job)).passed
+
+
 # ---- no stopped job keeps its allocation ------------------------------------------------------
 
 

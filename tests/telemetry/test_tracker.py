@@ -224,3 +224,31 @@ def test_each_attempts_first_progress_line_travels_with_its_digests_and_its_view
     assert digest.first_progress_at == T0 + timedelta(seconds=8)
     view = t.progress_view(1, T0 + timedelta(seconds=12), timedelta(seconds=15))
     assert (view.first_step, view.first_progress_at) == (21, T0 + timedelta(seconds=8))
+
+
+def test_the_declared_total_steps_travel_with_the_digest_and_the_view_for_every_framework():
+    for line, total in (
+        ("LAZARUS step=30 total_steps=30 loss=1.0 checkpoint=30", 30),
+        (
+            " [2024-05-01 12:00:00] iteration       30/      30 | consumed samples:  960 | elapsed time per "
+            "iteration (ms): 512.0 | lm loss: 1.0E+00 |",
+            30,
+        ),
+        ("Training:  100%|##########| 30/30 [00:15<00:00,  2.00it/s]", 30),
+    ):
+        t = JobTracker(job_id=7, layout_nodes=[])
+        t.observe(snap(), T0)
+        t.feed("out", 1, line, T0 + timedelta(seconds=1))
+        [digest] = t.digest_events(T0 + timedelta(seconds=2), timedelta(minutes=5))
+        assert (digest.step, digest.total_steps) == (30, total), line
+        assert t.progress_view(0, T0 + timedelta(seconds=2), timedelta(seconds=15)).total_steps == total
+
+
+def test_progress_lines_without_a_total_send_none_and_keep_the_last_total_declared():
+    t = JobTracker(job_id=7, layout_nodes=[])
+    t.observe(snap(), T0)
+    t.feed("out", 1, "LAZARUS step=10 loss=1.0", T0)
+    assert t.progress_view(0, T0, timedelta(seconds=15)).total_steps is None
+    t.feed("out", 2, "LAZARUS step=20 total_steps=30 loss=1.0", T0 + timedelta(seconds=1))
+    t.feed("out", 3, "LAZARUS step=30 checkpoint=30", T0 + timedelta(seconds=2))
+    assert t.progress_view(0, T0 + timedelta(seconds=2), timedelta(seconds=15)).total_steps == 30

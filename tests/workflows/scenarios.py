@@ -518,6 +518,29 @@ async def hang_watchdog_restart(env: WorkflowEnvironment) -> list[WorkflowHandle
 
 @scenario(
     "time-skipping",
+    "training reached its declared last step (30 of 30), then silence while Slurm keeps the job running: the "
+    "hang watchdog fires, the call is advice none (ending, not hung), nothing more fires; Slurm's end completes it",
+)
+async def finished_training_not_hung(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    inp = job_input(Mode.ACT, hang_budget=timedelta(minutes=10), startup_grace=timedelta(minutes=5))
+    async with Running(env.client, inp) as run:
+        now = await env.get_current_time()
+        last = progress(0, 30, now, checkpoint=30).model_copy(update={"total_steps": 30})
+        await send(run.handle, started(0).model_copy(update={"at": now}), last)
+        await env.sleep(timedelta(minutes=11))
+
+        async def advised() -> bool:
+            return bool((await run.handle.query(JobRecoveryWorkflow.status)).advice_history)
+
+        await wait_for(env, advised, "recorded the hang call")
+        await env.sleep(timedelta(minutes=30))
+        await send(run.handle, ended(0, JobState.COMPLETED, 0))
+        await run.handle.result()
+    return [run.handle]
+
+
+@scenario(
+    "time-skipping",
     "telemetry unreachable when the hang watchdog is due: two blind checks (a blind spell, no decision), then a "
     "view it vouches for: a hang, requeued; a redelivered event (same id) is applied once",
 )
