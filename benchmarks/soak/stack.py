@@ -46,6 +46,7 @@ CHAOS_DEV = DevSettings(
     cluster_name="lzchaos",
     temporal_port=61233,
     temporal_ui_port=62233,
+    temporal_http_port=61243,  # never the dev stack's 17243
     slurmctld_port=61817,
     slurmd_port0=61001,
     slurmdbd_port=61819,
