@@ -131,6 +131,13 @@ class SimulatedCluster:
     def schedule(self) -> list[SimJob]:
         """One scheduling pass: released pending jobs whose begin time has come start on usable nodes."""
         now, started = _now(), []
+        ready = [
+            j
+            for j in self.jobs.values()
+            if j.state is JobState.PENDING and not j.held and not (j.begin_time and j.begin_time > now)
+        ]
+        if not ready:
+            return started
         usable = [n.name for n in self.nodes.values() if not (n.drain or n.down)]
         load = {name: 0 for name in usable}
         for job in self.jobs.values():
@@ -138,9 +145,7 @@ class SimulatedCluster:
                 for name in job.nodes:
                     if name in load:
                         load[name] += 1
-        for job in self.jobs.values():
-            if job.state is not JobState.PENDING or job.held or (job.begin_time and job.begin_time > now):
-                continue
+        for job in ready:
             free = sorted((n for n in usable if n not in job.excluded), key=lambda n: (load[n], n))
             if len(free) < job.num_nodes:
                 continue
@@ -173,7 +178,8 @@ class SimulatedCluster:
             job = self.jobs.get(int(args[2]))
             return (0, self._show_job(job), "") if job else (1, "", "slurm_load_jobs error: Invalid job id specified")
         if program == "scontrol" and args[:2] == ["show", "node"]:
-            return 0, "".join(self._show_node(n) for n in self.nodes.values()), ""
+            busy = {name for j in self.jobs.values() if j.state is JobState.RUNNING for name in j.nodes}
+            return 0, "".join(self._show_node(n, n.name in busy) for n in self.nodes.values()), ""
         self.commands.append(list(argv))
         if program == "scancel":
             return self._job_command("cancel", args[0])
@@ -284,8 +290,7 @@ class SimulatedCluster:
             f"   StdOut={job.stdout}\n\n"
         )
 
-    def _show_node(self, node: SimNode) -> str:
-        busy = any(node.name in j.nodes and j.state is JobState.RUNNING for j in self.jobs.values())
+    def _show_node(self, node: SimNode, busy: bool) -> str:
         state = "DOWN" if node.down else ("ALLOCATED" if busy else "IDLE")
         state += "+DRAIN" if node.drain else ""
         return f"NodeName={node.name} Arch=x86_64\n   State={state} Partitions={self.partition}\n   Reason={node.reason or '(null)'}\n\n"
