@@ -44,16 +44,6 @@ from benchmarks.scale.measure import (  # noqa: E402
 NODES_PER_JOB = 2
 
 
-async def wait_watched(stack: Stack, jobs: int, timeout: float) -> float:
-    """Seconds until every job has its workflow."""
-    started = time.monotonic()
-    while (seen := await stack.watched()) < jobs:
-        if time.monotonic() - started > timeout:
-            raise TimeoutError(f"only {seen} of {jobs} workflows after {timeout:g} s")
-        await asyncio.sleep(2)
-    return time.monotonic() - started
-
-
 async def detection(stack: Stack, job_id: int, timeout: float) -> dict[str, object]:
     """Wait for the crashed job's anomaly and its next attempt running; the detection latency."""
     deadline = time.monotonic() + timeout
@@ -85,7 +75,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     )
     async with stack:
         jobs = stack.submit(args.jobs, NODES_PER_JOB)
-        ramp_s = await wait_watched(stack, args.jobs, args.ramp_timeout)
+        ramp_s = await stack.wait_watched(args.jobs, args.ramp_timeout)
         print(f"{args.jobs} workflows after {ramp_s:.0f} s; warming up {args.warmup:g} s", flush=True)
         await asyncio.sleep(args.warmup)
         victims = rng.sample(jobs, min(args.crashes, len(jobs)))

@@ -217,6 +217,15 @@ class Stack:
         count = await self.client.count_workflows(f"WorkflowType = '{names.JOB_WORKFLOW}'")
         return count.count
 
+    async def wait_watched(self, jobs: int, timeout: float) -> float:
+        """Seconds until every one of ``jobs`` jobs has its workflow."""
+        started = time.monotonic()
+        while (seen := await self.watched()) < jobs:
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"only {seen} of {jobs} workflows after {timeout:g} s")
+            await asyncio.sleep(2)
+        return time.monotonic() - started
+
     @property
     def server_pid(self) -> int:
         assert self.server is not None

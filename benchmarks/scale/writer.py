@@ -7,8 +7,8 @@ Commands on stdin, one per line (the benchmark sends them; this process never re
 - ``start <job_id> <attempt> <path> <node>``: the attempt runs: a progress line (``LAZARUS step=...``, as
   :func:`lazarus.progress.report` prints it) every ``--progress-every`` seconds, at a phase of its own, and a
   checkpoint every ``--checkpoint-every`` seconds, at a random phase; a harmless INFO line with every progress line;
-- ``crash <job_id> <node>``: the job prints what an Xid 79 prints (the kernel line naming its node, then the CUDA
-  error) and stops writing; the time of the write is answered on stdout as ``crashed <job_id> <epoch>``;
+- ``crash <job_id> <node>[,<node>...]``: the job prints what an Xid 79 prints (the kernel line naming each node, then
+  the CUDA error) and stops writing; the time of the write is answered on stdout as ``crashed <job_id> <epoch>``;
 - ``stop <job_id>``: the job stops writing (it ended).
 
 Files are opened, appended and closed for every write (10,000 jobs would need 10,000 descriptors otherwise).
@@ -66,7 +66,8 @@ class Writer:
         job = self.jobs.pop(job_id, None)
         ts = time.time()
         if job is not None:
-            self._append(job, XID_LINE.format(ts=ts, node=node), "RuntimeError: CUDA error: unspecified launch failure")
+            xids = [XID_LINE.format(ts=ts, node=name) for name in node.split(",")]
+            self._append(job, *xids, "RuntimeError: CUDA error: unspecified launch failure")
         return ts
 
     def stop(self, job_id: int) -> None:

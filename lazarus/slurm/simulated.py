@@ -69,7 +69,7 @@ class SimJob(BaseModel):
     submit_time: datetime
     start_time: datetime | None = None
     end_time: datetime | None = None
-    begin_time: datetime | None = None
+    begin_time: datetime | None = Field(None, description="a requeued attempt may start from then (kept once it ran)")
     history: list[SimAttempt] = Field(default_factory=list)
 
 
@@ -120,7 +120,7 @@ class SimulatedCluster:
     def start(self, job: SimJob, nodes: list[str]) -> None:
         """Start the job's attempt on ``nodes`` (the scheduler's choice or the simulation's)."""
         job.state, job.nodes, job.held, job.reason = JobState.RUNNING, list(nodes), False, "None"
-        job.start_time, job.end_time, job.begin_time = _now(), None, None
+        job.start_time, job.end_time = _now(), None
         if self.on_start is not None:
             self.on_start(job)
 
