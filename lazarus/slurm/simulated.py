@@ -130,7 +130,7 @@ class SimulatedCluster:
 
     def schedule(self) -> list[SimJob]:
         """One scheduling pass: released pending jobs whose begin time has come start on usable nodes."""
-        now, started = _now(), []
+        now, started = _now(), list[SimJob]()
         ready = [
             j
             for j in self.jobs.values()
