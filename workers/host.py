@@ -60,15 +60,21 @@ class WorkerStartError(LazarusError):
     """A role's worker could not start, or stopped with a fatal error."""
 
 
-async def run_workers(settings: Settings, roles: list[str], stop: asyncio.Event) -> None:
-    """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down."""
+async def run_workers(
+    settings: Settings, roles: list[str], stop: asyncio.Event, slurm: SlurmClient | None = None
+) -> None:
+    """Start the workers of ``roles``, serve until ``stop`` is set, then shut every one of them down.
+
+    ``slurm``: the Slurm client to use instead of the one the settings ask for (benchmarks hand in one over
+    :class:`lazarus.slurm.simulated.SimulatedTransport`); the service never passes it.
+    """
     client = await connect(settings, runtime=metrics.temporal_runtime(settings.metrics))
     await check_task_queues(client, settings)
     async with AsyncExitStack() as stack:
         endpoint = metrics.serve(settings, roles)
         if endpoint is not None:
             stack.callback(endpoint.close)
-        slurm = SlurmClient.from_settings(settings.scheduler)
+        slurm = slurm or SlurmClient.from_settings(settings.scheduler)
         stack.push_async_callback(slurm.close)
         starts = _role_starts(settings, client, slurm, stop)
         await start_roles(stack, {role: starts[role] for role in roles})

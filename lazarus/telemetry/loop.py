@@ -66,6 +66,9 @@ from lazarus.telemetry.tracker import JobTracker
 
 # How long discovery waits for the ledger's answer about the cluster-wide mode before acting as monitor.
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)
+# Jobs handled at once within a cycle: a thousand new jobs (first start, a lease failover) cost a few rounds of
+# Temporal calls, not a thousand one after the other, during which every job would go unseen.
+JOBS_AT_ONCE = 32
 # An ending attempt's logs are read to their end before its end is reported (its last progress, checkpoint
 # and failure lines), in at most this many reads of ``discovery.log_tail_max_bytes`` each (64 MiB by default).
 FINAL_READS = 16
@@ -94,6 +97,7 @@ class TelemetryLoop:
         self.blind_after: timedelta = settings.discovery.blind_after
         self._scheduler_seen_at: datetime | None = None  # the last squeue that answered
         self._delivery_paused = False  # a signal failed this cycle: the rest wait for the next one
+        self._mode_read: asyncio.Future[Mode | None] | None = None  # this cycle's read of the cluster mode
 
     # ---- the cycle ----------------------------------------------------------------------------
 
@@ -147,6 +151,12 @@ class TelemetryLoop:
             self._ledger_started = True
         return wid
 
+    async def _cycle_mode(self, ledger: str) -> Mode | None:
+        """The cluster mode for the jobs this cycle discovers: read once per cycle, shared by all of them."""
+        if self._mode_read is None:
+            self._mode_read = asyncio.ensure_future(self._cluster_mode(ledger))
+        return await asyncio.shield(self._mode_read)
+
     async def _cluster_mode(self, ledger: str) -> Mode | None:
         """The operator's cluster-wide mode from the ledger (kill switch), if one is set.
 
@@ -167,21 +177,35 @@ class TelemetryLoop:
         return Mode(view.mode_override) if view.mode_override else None
 
     async def cycle(self) -> None:
-        self._delivery_paused = False
+        self._delivery_paused, self._mode_read = False, None
         try:
             ledger = await self.ensure_ledger()
             jobs = await self._jobs_while_tailing()
             now = self._scheduler_seen_at = utcnow()
             self._forget_gone({j.job_id for j in jobs})
-            for job in jobs:
-                if mentions_lazarus(job.comment) and job.name.startswith(self._prefix):
-                    await self._one_job(job, ledger, now)
+            watched = [j for j in jobs if mentions_lazarus(j.comment) and j.name.startswith(self._prefix)]
+            await self._each_job(watched, ledger, now)
             await self._deliver_waiting()
             await self._check_stragglers(now, {j.job_id: j for j in jobs})
             await self._check_liveness({j.job_id: j for j in jobs})
         finally:
             if self.term:
                 self.term.cycle_ended(self.trackers, self.offsets)
+
+    async def _each_job(self, jobs: list[JobSnapshot], ledger: str, now: datetime) -> None:
+        """Every watched job's share of the cycle, :data:`JOBS_AT_ONCE` at a time (one job's own steps stay in
+        order; jobs share nothing but the offsets, each file its own entry)."""
+        slots = asyncio.Semaphore(JOBS_AT_ONCE)
+
+        async def one(job: JobSnapshot) -> None:
+            async with slots:
+                await self._one_job(job, ledger, now)
+
+        outcomes = await asyncio.gather(*(one(job) for job in jobs), return_exceptions=True)
+        # every job's share has ended before an unexpected error ends the cycle (none runs on into the next)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def _one_job(self, job: JobSnapshot, ledger: str, now: datetime) -> None:
         """One job's share of the cycle; its trouble never holds up the other jobs."""
@@ -214,7 +238,7 @@ class TelemetryLoop:
             ledger_workflow_id=ledger,
             operators=self.settings.authorization.operators,
         )
-        override = await self._cluster_mode(ledger)
+        override = await self._cycle_mode(ledger)
         inp.cluster_mode = override or self.settings.mode
         try:
             opt_in = parse_opt_in(job.comment, self.settings.policies, inp.cluster_mode)
