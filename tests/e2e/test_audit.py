@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lazarus.identity import os_user
 from lazarus.models.recovery import RecoveryState
 from tests.e2e.agents import node_agents
 from tests.e2e.helpers import lazarus_cli, restore_nodes, wait_state
@@ -83,7 +84,7 @@ async def _audited(e2e: E2EStack, job_dir: Path, fake_gpus: Path) -> None:
 
     # a person's decisions carry their name and their words
     approval = _find(records, job_id=approved, action="approved")
-    assert (approval["who"], approval["why"]) == ("carol", "xid 79, go")
+    assert (approval["who"], approval["why"]) == (f"{os_user()} (note: carol)", "xid 79, go")  # the caller, noted
     manual = _find(recent, node=spare, action="drain")
     assert manual["why"] == "fan noise, checking" and manual["who"] not in ("lazarus", "outside Lazarus")
     assert _find(recent, node=spare, action="resume")["why"] == "fan replaced"
