@@ -13,11 +13,10 @@ from typing import Any
 
 import yaml
 
-from benchmarks.soak.stack import ChaosStack, UpReport
+from benchmarks.soak.stack import ChaosStack
 from lazarus.config import DevSettings
 from lazarus.devstack.component import Component
-from lazarus.devstack.fake_nvml import build_fake_nvml
-from lazarus.devstack.node_agents import agent_urls, library_dir, node_agent_components
+from lazarus.devstack.node_agents import agent_urls, node_agent_components
 
 BENCH_DEV = DevSettings(
     state_dir=Path("/var/tmp/lazarus-bench"),
@@ -57,6 +56,8 @@ class BenchStack(ChaosStack):
 
     def __init__(self, run_id: str) -> None:
         super().__init__(run_id=run_id, dev=BENCH_DEV)
+        # the agents' default Xid window (the soak's is longer, to outlast its monitor-mode decisions)
+        self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env())
 
     @property
     def job_prefix(self) -> str:
@@ -66,25 +67,8 @@ class BenchStack(ChaosStack):
     def config_path(self) -> Path:
         return self.layout.root / "bench.yaml"
 
-    def agents(self) -> list[Component]:
-        return node_agent_components(self.dev, self.layout, self.stack.daemon_env())
-
     def agent(self, node: str) -> Component:
-        return next(a for a in self.agents() if a.name == f"node-agent-{node}")
-
-    def up(self) -> UpReport:
-        report = super().up()
-        if build_fake_nvml(library_dir(self.layout)) is None:
-            raise RuntimeError("the node agents need gcc to build their fake NVML")
-        for agent in self.agents():
-            agent.ensure(self.layout)
-        return report
-
-    def down(self) -> None:
-        self.stop_workers()
-        for agent in self.agents():
-            agent.stop(self.layout)
-        self.stack.down()
+        return next(a for a in self.agents if a.name == f"node-agent-{node}")
 
     def write_config(self) -> None:
         cfg = {

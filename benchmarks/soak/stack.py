@@ -188,8 +188,10 @@ class ChaosStack:
         self.config_path.chmod(0o644)
 
     def down(self) -> None:
-        """Stop the workers and the whole stack (what ``lazarus dev down`` would stop for it)."""
+        """Stop the workers, the node agents and the whole stack (what ``lazarus dev down`` would stop for it)."""
         self.stop_workers()
+        for agent in self.agents:
+            agent.stop(self.layout)
         self.stack.down()
 
     # ---- workers -------------------------------------------------------------------------------
