@@ -43,7 +43,7 @@ from lazarus.models.recovery import (
 from lazarus.models.slurm import JobState
 from tests.conftest import assert_eventually, submit_job
 from tests.e2e.helpers import job_field, restarts, wait_state
-from tests.e2e.stack import JOB_PREFIX, POLICY, REPO, E2EStack
+from tests.e2e.stack import JOB_PREFIX, KEEP_RUNNING_POLICY, POLICY, REPO, E2EStack
 from tests.workflows.harness import xid79_on
 from workflows.job_recovery import JobRecoveryWorkflow
 from workflows.node_ledger import NodeLedgerWorkflow
@@ -158,14 +158,18 @@ async def test_escapes_bad_bytes_and_100_mb_without_a_newline_are_read_in_bounde
     e2e, job_dir, slurm_log
 ):
     worker = e2e.worker.pid
+    # a warm worker (its imports done: a worker started for this test alone is still loading)
+    await assert_eventually(lambda: peak_rss_kib(worker) > 60 * 1024, timeout=60)
+    await asyncio.sleep(2)
     before = peak_rss_kib(worker)
     opt_in = json.dumps({"lazarus": {"policy": POLICY}})
+    # the flood's stop keeps it running (on_stop: keep_running), so it writes all 100 MB for telemetry to read
     flood = submit_job(
         e2e.cluster,
         HOSTILE_LINES,
         job_name=f"{JOB_PREFIX}flood",
         nodes=1,
-        comment=opt_in,
+        comment=json.dumps({"lazarus": {"policy": KEEP_RUNNING_POLICY}}),
         output=str(job_dir / "flood-%j.out"),
     )
     neighbour = submit_job(
