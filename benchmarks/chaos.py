@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
 import sys
 import traceback
@@ -37,6 +38,8 @@ sys.path.insert(0, str(REPO))
 from loguru import logger  # noqa: E402
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter  # noqa: E402
 
+from benchmarks.soak.invariants import check_all  # noqa: E402
+from benchmarks.soak.models import SoakResult  # noqa: E402
 from benchmarks.soak.report import fault_summary, print_violations, table, verdict, write_json  # noqa: E402
 from benchmarks.soak.run import Soak, SoakOptions  # noqa: E402
 
@@ -48,7 +51,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=4, help="soak jobs pending or running at a time")
     p.add_argument("--json", type=Path, help="write the whole result here")
     p.add_argument("--keep-stack", action="store_true", help="leave the embedded stack running at the end")
+    p.add_argument(
+        "--recheck",
+        type=Path,
+        metavar="FILE",
+        help="run nothing: judge the facts a run saved with --json again, with the invariants as they are now",
+    )
     return p.parse_args(argv)
+
+
+def recheck(path: Path) -> SoakResult:
+    """A saved run's result, its invariants judged again from the facts it saved (``data``)."""
+    saved = json.loads(path.read_text())
+    for derived in ("passed", "verdict"):  # written beside the result, derived from it
+        saved.pop(derived, None)
+    result = SoakResult.model_validate(saved)
+    if result.data is None:
+        raise ValueError(f"{path} holds no facts (written by a run without --json?)")
+    return result.model_copy(update={"invariants": check_all(result.data)})
 
 
 def say(text: str) -> None:
@@ -72,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         duration_s=args.duration, seed=args.seed, concurrency=args.concurrency, keep_stack=args.keep_stack
     )
     try:
-        result = asyncio.run(Soak(opts, say=say).run())
+        result = recheck(args.recheck) if args.recheck else asyncio.run(Soak(opts, say=say).run())
     except KeyboardInterrupt:
         say("VERDICT: ERROR (interrupted)")
         return 2
@@ -92,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if details:
         say("")
         say(details)
-    if args.json:
+    if args.json and not args.recheck:
         write_json(result, args.json)
         say(f"results written to {args.json}")
     say(verdict(result))

@@ -389,13 +389,19 @@ def no_approval_lost(data: SoakData) -> InvariantResult:
     return r
 
 
+def _decided_by(advice: Advice, operator: str) -> bool:
+    """The advice records the operator's decision: as the operator, or (the caller's identity recorded, since
+    approver authorization) with the operator's words as its note, e.g. ``root (note: chaos-approve-7-1-cli)``."""
+    return advice.decided_by == operator or (advice.decided_by or "").endswith(f" (note: {operator})")
+
+
 def _reflected(d: DecisionSent, advice: Advice) -> bool:
-    if d.channel == "signal" and advice.decided_by != d.operator:
+    if d.channel == "signal" and not _decided_by(advice, d.operator):
         late = d.expires_at is not None and d.sent_at + SIGNAL_MARGIN >= d.expires_at
         if late or advice.status == AdviceStatus.SUPERSEDED:
             return True  # the signal may have arrived after the deadline, or after the job moved on
     wanted = APPROVED_OUTCOMES if d.verb == "approve" else frozenset({AdviceStatus.REJECTED})
-    return advice.decided_by == d.operator and advice.status in wanted
+    return _decided_by(advice, d.operator) and advice.status in wanted
 
 
 CHECKS = (

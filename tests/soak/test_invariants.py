@@ -344,6 +344,13 @@ def test_an_accepted_approval_that_the_advice_shows_holds():
     assert inv.no_approval_lost(data(job, decisions=[decision()])).passed
 
 
+def test_an_approval_recorded_as_the_caller_with_the_operators_note_holds():
+    job = facts(advices=[advice(decided_by="root (note: op-1)")])
+    assert inv.no_approval_lost(data(job, decisions=[decision()])).passed
+    other = facts(advices=[advice(decided_by="root (note: op-2)")])
+    assert not inv.no_approval_lost(data(other, decisions=[decision()])).passed
+
+
 def test_an_accepted_approval_that_ended_expired_is_lost():
     job = facts(advices=[advice(status=AdviceStatus.EXPIRED, decided_by=None)])
     result = inv.no_approval_lost(data(job, decisions=[decision(verb="reject", channel="cli")]))
