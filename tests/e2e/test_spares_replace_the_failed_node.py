@@ -95,6 +95,8 @@ def pool(e2e: E2EStack) -> dict | None:
 async def test_a_hardware_fault_moves_the_job_to_the_spare_and_the_pool_is_refilled_once_a_node_is_free(
     e2e: E2EStack, job_dir: Path, reservation: str, webhooks: Receiver
 ) -> None:
+    for node in [*MEMBERS, OTHER]:  # an operator's resume: earlier tests' implications of these nodes no longer count
+        lazarus_cli(e2e, "nodes", "resume", node, "--comment", "spares test: a clean slate")
     other = submit_job(e2e.cluster, "sleep 300", nodes=1, nodelist=OTHER, output="/dev/null")
     try:
         await assert_eventually(
