@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from benchmarks.soak.stack import ChaosStack
 from lazarus.config import DevSettings
 from lazarus.devstack.component import Component
-from lazarus.devstack.node_agents import agent_urls, node_agent_components
+from lazarus.devstack.node_agents import node_agent_components
 
 BENCH_DEV = DevSettings(
     state_dir=Path("/var/tmp/lazarus-bench"),
@@ -70,21 +68,10 @@ class BenchStack(ChaosStack):
     def agent(self, node: str) -> Component:
         return next(a for a in self.agents if a.name == f"node-agent-{node}")
 
-    def write_config(self) -> None:
-        cfg = {
-            "cluster": self.cluster,
-            "mode": "act",
-            "temporal": {
-                "address": f"127.0.0.1:{self.dev.temporal_port}",
-                "ui_url": f"http://127.0.0.1:{self.dev.temporal_ui_port}",
-            },
-            "scheduler": {"transport": "local", "slurm_conf": str(self.slurm_conf)},
-            "discovery": {"interval": 0.5, "job_name_prefix": self.job_prefix},
-            "node_agents": {"urls": agent_urls(self.dev), "timeout_s": 1.0},
-            "policies": POLICIES,
-            "ledger": {"reconcile_interval": 30},
-            "dev": self.dev.model_dump(mode="json"),
-            "logging": {"level": "INFO"},
-        }
-        self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        self.config_path.chmod(0o644)
+    def config(self) -> dict[str, Any]:
+        """The soak's configuration, with discovery every 0.5 s, a 1 s node agent timeout and the bench policies."""
+        cfg = super().config()
+        cfg["discovery"]["interval"] = 0.5
+        cfg["node_agents"]["timeout_s"] = 1.0
+        cfg["policies"] = POLICIES
+        return cfg

@@ -169,7 +169,12 @@ class ChaosStack:
             agent.ensure(self.layout)
 
     def write_config(self) -> None:
-        cfg = {
+        self.config_path.write_text(yaml.safe_dump(self.config(), sort_keys=False))
+        self.config_path.chmod(0o644)
+
+    def config(self) -> dict[str, Any]:
+        """The workers' lazarus.yaml, as a mapping."""
+        return {
             "cluster": self.cluster,
             "mode": "act",
             "temporal": {
@@ -184,8 +189,6 @@ class ChaosStack:
             "dev": self.dev.model_dump(mode="json"),
             "logging": {"level": "INFO"},
         }
-        self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        self.config_path.chmod(0o644)
 
     def down(self) -> None:
         """Stop the workers, the node agents and the whole stack (what ``lazarus dev down`` would stop for it)."""
