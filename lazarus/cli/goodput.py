@@ -3,7 +3,9 @@
 A calculator over :mod:`lazarus.goodput` (no Temporal, no Slurm). Every input has a documented default
 (docs/goodput.md: the published failure count, the latencies measured in docs/benchmarks.md, the stated
 assumptions) and an option to override it. Durations take a unit (``90s``, ``30m``, ``1.5h``; a bare number is
-seconds). ``--json`` prints one document: the inputs in force and one estimate per case and job size.
+seconds). ``--milestones FILE`` measures the queue wait and the restart cost from recovered attempts' milestones
+(what ``lazarus show --json`` prints; :mod:`lazarus.measured_costs`). ``--json`` prints one document: the inputs
+in force, what was measured, and one estimate per case and job size.
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lazarus.cli import exits
 from lazarus.cli.common import json_option, print_json
 from lazarus.goodput import Estimate, FailureRate, Fault, Inputs, JobCosts, Latencies, estimate
+from lazarus.measured_costs import MeasuredCosts, MilestonesUnreadable, measure, rows_of
 
 if TYPE_CHECKING:
     from lazarus.cli.parser import Subcommands
@@ -123,6 +128,14 @@ def register(sub: Subcommands) -> None:
     )
     _rate_options(p, defaults)
     _cost_options(p, defaults)
+    p.add_argument(
+        "--milestones",
+        action="append",
+        metavar="FILE",
+        help="measure the queue wait and the restart cost from recovered attempts: what `lazarus show JOBID "
+        "--json` prints (one document, JSON lines or a JSON list; `-` reads stdin; repeatable); "
+        "--queue-wait and --restart-cost still win",
+    )
     json_option(p, "the inputs in force and every estimate")
     exits.declare(p, {exits.REFUSED: "refused: an input out of range or not understood (one line on stderr)"})
     p.set_defaults(func=run)
@@ -180,14 +193,33 @@ def _cost_options(p: argparse.ArgumentParser, defaults: Inputs) -> None:
         )
 
 
-def inputs_from(args: argparse.Namespace) -> Inputs:
-    """The model's inputs: the defaults, with what the options override."""
+def measured_from(args: argparse.Namespace, requeue_delay: float) -> MeasuredCosts | None:
+    """What the milestone files given with --milestones measured (None without the option)."""
+    if not args.milestones:
+        return None
+    rows = []
+    for name in args.milestones:
+        try:
+            text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise MilestonesUnreadable(f"{name}: cannot read it ({exc.strerror})") from None
+        rows.extend(rows_of(text, "stdin" if name == "-" else name))
+    return measure(rows, requeue_delay, ", ".join(args.milestones))
+
+
+def inputs_from(args: argparse.Namespace, measured: MeasuredCosts | None = None) -> Inputs:
+    """The model's inputs: the defaults, then what the milestones measured, then what the options override."""
     base = Inputs()
     rate = base.rate.model_dump()
     for option, field in (("interruptions", "interruptions"), ("days", "days"), ("observed_gpus", "gpus")):
         if getattr(args, option) is not None:
             rate[field] = getattr(args, option)
     job = {field: getattr(args, option[2:].replace("-", "_")) for option, field in JOB_OPTIONS.items()}
+    if measured is not None:
+        for field in ("queue_wait", "restart_cost"):
+            sample = getattr(measured, field)
+            if job[field] is None and sample is not None:
+                job[field] = sample.median
     latencies = {field: getattr(args, field) for field in Latencies.model_fields}
     return Inputs(
         rate=FailureRate(**rate),
@@ -198,10 +230,12 @@ def inputs_from(args: argparse.Namespace) -> Inputs:
     )
 
 
-def document(inputs: Inputs, rows: list[Estimate]) -> dict[str, Any]:
-    """--json: the inputs in force (with the derived rate and shares) and every estimate."""
+def document(inputs: Inputs, rows: list[Estimate], measured: MeasuredCosts | None = None) -> dict[str, Any]:
+    """--json: the inputs in force (with the derived rate and shares), what the milestones measured (null
+    without --milestones) and every estimate."""
     return {
         "inputs": inputs.model_dump(mode="json"),
+        "measured": measured.model_dump(mode="json") if measured is not None else None,
         "failures_per_gpu_hour": inputs.rate.per_gpu_hour,
         "fault_shares": {fault.value: share for fault, share in inputs.shares().items()},
         "estimates": [row.model_dump(mode="json") for row in rows],
@@ -216,7 +250,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def render(inputs: Inputs, rows: list[Estimate]) -> str:
+def measured_line(measured: MeasuredCosts) -> str:
+    """Where the queue wait and restart cost came from, when the milestones measured them."""
+    parts = []
+    for label, sample in (("queue wait", measured.queue_wait), ("restart cost", measured.restart_cost)):
+        if sample is None:
+            parts.append(f"{label} not measured (no attempt with both milestones)")
+        else:
+            parts.append(f"{label} median {_duration(sample.median)} (worst {_duration(sample.worst)}, n={sample.n})")
+    return f"measured from {measured.recoveries} recovered attempt(s): " + "; ".join(parts)
+
+
+def render(inputs: Inputs, rows: list[Estimate], measured: MeasuredCosts | None = None) -> str:
     """The table, preceded by the inputs it was computed from."""
     rate, job = inputs.rate, inputs.job
     mix = ", ".join(f"{fault.value} {share:.0%}" for fault, share in inputs.shares().items())
@@ -225,6 +270,7 @@ def render(inputs: Inputs, rows: list[Estimate]) -> str:
         f"{rate.per_gpu_hour:.3g} per GPU-hour; mix: {mix}",
         f"per failure: {_duration(job.lost_work)} recomputed (checkpoint every {_duration(job.checkpoint_interval)}), "
         f"restart cost {_duration(job.restart_cost)}, queue wait {_duration(job.queue_wait)}",
+        *([measured_line(measured)] if measured is not None else []),
         "",
         f"{'GPUS':>7}  {'CASE':12} {'MTBF':>8} {'FAILURES/WK':>11} {'TO RUNNING':>10} {'DOWN/FAILURE':>12} "
         f"{'ETTR':>6} {'GPU-H LOST/WK':>13}",
@@ -240,10 +286,12 @@ def render(inputs: Inputs, rows: list[Estimate]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = inputs_from(args)
+    requeue_delay = args.requeue if args.requeue is not None else Latencies().requeue
+    measured = measured_from(args, requeue_delay)
+    inputs = inputs_from(args, measured)
     rows = estimate(inputs)
     if args.json:
-        print_json(document(inputs, rows))
+        print_json(document(inputs, rows, measured))
     else:
-        print(render(inputs, rows))
+        print(render(inputs, rows, measured))
     return 0

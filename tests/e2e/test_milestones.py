@@ -1,7 +1,8 @@
 """Three milestones, measured, on the real Slurm cluster and a real Temporal server (issue 12): a training
 job with checkpoints crashes (Xid 79 on one node), is requeued and resumes from its checkpoint;
 `lazarus show --json` gives, for the restarted attempt, when it was requeued, running, training again
-(progress restored) and completed, in that order, with the checkpoint it resumed from and the steps lost."""
+(progress restored) and completed, in that order, with the checkpoint it resumed from and the steps lost; and
+`lazarus goodput --milestones` takes that document as its measured restart cost."""
 
 from __future__ import annotations
 
@@ -49,3 +50,10 @@ async def test_a_restarted_job_gives_requeued_running_progress_restored_and_comp
 
     text = lazarus_cli(e2e, "show", str(job)).stdout
     assert "-> progress restored" in text and "at step 11 (resumed from checkpoint 10, 4 steps lost)" in text
+
+    # the same document is goodput's input: the restart cost is this attempt's running → progress restored
+    shows = job_dir / "show.json"
+    shows.write_text(json.dumps(shown))
+    goodput = json.loads(lazarus_cli(e2e, "goodput", "--milestones", str(shows), "--json").stdout)
+    assert goodput["measured"]["recoveries"] == 1
+    assert goodput["inputs"]["job"]["restart_cost"] == pytest.approx(max(0.0, (restored - running).total_seconds()))
