@@ -33,13 +33,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts"), str(ROOT / "benchmarks")]
 
-from split_real_corpus import CORPUS, load_excerpts, load_test_sources, split_of  # noqa: E402
+from split_real_corpus import CORPUS, load_excerpts, load_test_sources, normalise_url, split_of  # noqa: E402
+from token_fallback import TokenModel, fallback_diagnosis  # noqa: E402
 
 from lazarus.detection.layout import RankLayout  # noqa: E402
 from lazarus.detection.reader import diagnose_files  # noqa: E402
-from lazarus.models.diagnosis import Diagnosis  # noqa: E402
+from lazarus.models.diagnosis import Diagnosis, FailureKind  # noqa: E402
 
 FIELDS = ("retry_advice", "failure_kind", "category")
 NONE = "-"
@@ -54,6 +55,7 @@ class Example:
     files: list[tuple[str, str]]
     expect: dict[str, Any]
     layout: dict[str, Any] | None = None
+    source: str = ""
 
 
 @dataclass
@@ -84,6 +86,7 @@ def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
                     "retry_advice": expect.get("retry_advice"),
                     "implicated_nodes": expect.get("implicated_nodes") or [],
                 },
+                source=normalise_url(entry["source_url"]),
             )
         )
     return out
@@ -113,8 +116,8 @@ def self_examples() -> list[Example]:
     return out
 
 
-def diagnose(example: Example, workdir: Path) -> Diagnosis:
-    """Run the ``lazarus diagnose`` entry point on the example's files."""
+def diagnose(example: Example, workdir: Path, model: TokenModel | None = None) -> Diagnosis:
+    """Run the ``lazarus diagnose`` entry point on the example's files (then ``model``, if any, when it finds none)."""
     folder = workdir / str(abs(hash(example.id)))
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -126,14 +129,18 @@ def diagnose(example: Example, workdir: Path) -> Diagnosis:
     if example.layout is not None:
         layout = RankLayout.from_slurm(example.layout["nodes"], example.layout.get("tasks_per_node"))
         known = list(RankLayout.from_slurm(example.layout["nodes"]).nodes)
-    return diagnose_files(paths, layout=layout, known_nodes=known)
+    result = diagnose_files(paths, layout=layout, known_nodes=known)
+    if model is not None and result.failure_kind is FailureKind.NONE:
+        text = "\n".join(text for _, text in example.files)
+        return fallback_diagnosis(model, text, 0, result.notes) or result
+    return result
 
 
-def run(examples: list[Example]) -> list[Outcome]:
+def run(examples: list[Example], model: TokenModel | None = None) -> list[Outcome]:
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="lazarus-accuracy-") as tmp:
         for example in examples:
-            result = diagnose(example, Path(tmp))
+            result = diagnose(example, Path(tmp), model=model)
             outcomes.append(
                 Outcome(
                     example=example,
@@ -254,13 +261,44 @@ def examples_for(split: str) -> list[Example]:
     return self_examples() if split == "self" else real_examples(split)
 
 
+def fallback_stats(outcomes: list[Outcome]) -> dict[str, Any]:
+    """How often the learned fallback spoke, and how often its advice (and all three fields) were right."""
+    spoke = [o for o in outcomes if o.signature == "learned_fallback"]
+    advice = sum(o.got["retry_advice"] == o.example.expect["retry_advice"] for o in spoke)
+    whole = sum(all(o.got[f] == o.example.expect[f] for f in FIELDS) for o in spoke)
+    benign = sum(o.example.expect["failure_kind"] == "none" for o in spoke)
+    return {"verdicts": len(spoke), "advice_right": advice, "all_right": whole, "on_benign": benign}
+
+
+def cv_main(k: int, as_json: bool, min_posterior: float | None) -> int:
+    """Grouped k-fold by source over every excerpt of the real corpus (dev and the retired test split)."""
+    from diagnosis_cv import cross_validate
+
+    examples = real_examples("dev") + real_examples("test")
+    thresholds = {} if min_posterior is None else {"min_posterior": min_posterior}
+    pooled = cross_validate(examples, k, run, **thresholds)
+    reports = {name: score(outcomes) for name, outcomes in pooled.items()}
+    reports["rules+fallback"]["fallback"] = fallback_stats(pooled["rules+fallback"])
+    if as_json:
+        print(json.dumps(reports, indent=2))
+        return 0
+    for name, report in reports.items():
+        print(render(f"{k}-fold CV by source, {name}", report))
+    print(f"  fallback verdicts (held out): {reports['rules+fallback']['fallback']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="diagnosis accuracy on the real and self-written corpora")
     parser.add_argument("--split", choices=["dev", "test", "self", "all"], default="dev")
     parser.add_argument("--json", action="store_true", help="print the reports as one JSON object")
     parser.add_argument("--misses", action="store_true", help="list the excerpts the engine gets wrong")
+    parser.add_argument("--cv", type=int, default=0, metavar="K", help="grouped K-fold by source over dev+test")
+    parser.add_argument("--min-posterior", type=float, default=None, help="(with --cv) the fallback's threshold")
     parser.add_argument("--limit", type=int, default=None, help="only the first N excerpts of each set (smoke)")
     args = parser.parse_args(argv)
+    if args.cv:
+        return cv_main(args.cv, args.json, args.min_posterior)
     splits = ["dev", "test", "self"] if args.split == "all" else [args.split]
     reports, missed = {}, {}
     for split in splits:
