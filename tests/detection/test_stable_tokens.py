@@ -98,6 +98,14 @@ def _diagnose(tmp_path, text: str):
             Category.INFRASTRUCTURE,
             SAME,
         ),
+        # an RDMA work completion error in the "from peer" form of newer NCCL (4: local protection error)
+        (
+            "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer "
+            "10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
+            "ib_completion_error",
+            Category.INFRASTRUCTURE,
+            SAME,
+        ),
     ],
 )
 def test_a_failure_is_recognised_by_its_stable_token_whatever_prints_it(tmp_path, text, signature, category, advice):
@@ -130,3 +138,18 @@ def test_a_link_fault_whose_peer_is_known_still_excludes_that_node(tmp_path):
     result = _diagnose(tmp_path, text)
     assert result.signature == "ib_retry_exceeded"
     assert (result.retry_advice, result.implicated_nodes) == (EXCLUDE, ["node3"])
+
+
+def test_a_node_that_registers_fewer_gpus_than_configured_is_excluded_by_name(tmp_path):
+    text = (
+        "May 23 12:49:52 mgmt1 slurmctld[80708]: slurmctld: error: Setting node nodegpu1 state to INVAL with "
+        "reason:gres/gpu count reported lower than configured (3 < 4)\n"
+    )
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category) == ("slurm_gres_count_low", Category.INFRASTRUCTURE)
+    assert (result.retry_advice, result.implicated_nodes) == (EXCLUDE, ["nodegpu1"])
+
+
+def test_a_gpu_count_reason_without_a_node_name_blames_no_node(tmp_path):
+    result = _diagnose(tmp_path, "Reason=gres/gpu count reported lower than configured (0 < 8)\n")
+    assert (result.signature, result.retry_advice, result.implicated_nodes) == ("slurm_gres_count_low", EXCLUDE, [])
