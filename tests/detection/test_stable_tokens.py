@@ -153,3 +153,9 @@ def test_a_node_that_registers_fewer_gpus_than_configured_is_excluded_by_name(tm
 def test_a_gpu_count_reason_without_a_node_name_blames_no_node(tmp_path):
     result = _diagnose(tmp_path, "Reason=gres/gpu count reported lower than configured (0 < 8)\n")
     assert (result.signature, result.retry_advice, result.implicated_nodes) == ("slurm_gres_count_low", EXCLUDE, [])
+
+
+def test_a_broken_socket_alone_is_of_unknown_category_and_retried(tmp_path):
+    # The peer died or the network failed: the line cannot say which (5 of 7 real excerpts are labelled unknown).
+    result = _diagnose(tmp_path, "node1:2345:2399 [0] NCCL WARN NET/Socket : socket progress error: Broken pipe\n")
+    assert (result.signature, result.category, result.retry_advice) == ("nccl_socket_error", Category.UNKNOWN, SAME)
