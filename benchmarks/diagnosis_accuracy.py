@@ -28,6 +28,8 @@ import json
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "scripts"), str(ROOT / "benchmarks")]
 from split_real_corpus import CORPUS, load_excerpts, load_test_sources, normalise_url, split_of  # noqa: E402
 from token_fallback import TokenModel, fallback_diagnosis  # noqa: E402
 
+from lazarus.detection import verdict  # noqa: E402
+from lazarus.detection.calibration import calibrate  # noqa: E402
 from lazarus.detection.layout import RankLayout  # noqa: E402
 from lazarus.detection.reader import diagnose_files  # noqa: E402
 from lazarus.models.diagnosis import Diagnosis, FailureKind  # noqa: E402
@@ -65,6 +69,7 @@ class Outcome:
     nodes: list[str] = field(default_factory=list)
     confidence: float = 0.0
     signature: str | None = None
+    raw: float = 0.0
 
 
 def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
@@ -136,9 +141,21 @@ def diagnose(example: Example, workdir: Path, model: TokenModel | None = None) -
     return result
 
 
+@contextmanager
+def raw_scores() -> Iterator[None]:
+    """Diagnoses carry the verdict's raw score instead of the calibrated one (calibration is its last step)."""
+    saved = verdict.calibrate
+    verdict.calibrate = lambda raw: raw
+    try:
+        yield
+    finally:
+        verdict.calibrate = saved
+
+
 def run(examples: list[Example], model: TokenModel | None = None) -> list[Outcome]:
+    """Diagnose each example; an outcome keeps the raw verdict score and its calibrated confidence."""
     outcomes = []
-    with tempfile.TemporaryDirectory(prefix="lazarus-accuracy-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lazarus-accuracy-") as tmp, raw_scores():
         for example in examples:
             result = diagnose(example, Path(tmp), model=model)
             outcomes.append(
@@ -150,8 +167,9 @@ def run(examples: list[Example], model: TokenModel | None = None) -> list[Outcom
                         "retry_advice": result.retry_advice.value if result.retry_advice else None,
                     },
                     nodes=list(result.implicated_nodes),
-                    confidence=result.confidence,
+                    confidence=calibrate(result.confidence) if result.signature != "learned_fallback" else 0.5,
                     signature=result.signature,
+                    raw=result.confidence,
                 )
             )
     return outcomes
@@ -270,6 +288,47 @@ def fallback_stats(outcomes: list[Outcome]) -> dict[str, Any]:
     return {"verdicts": len(spoke), "advice_right": advice, "all_right": whole, "on_benign": benign}
 
 
+def _scored(outcomes: list[Outcome]) -> list[tuple[float, bool]]:
+    return [
+        (o.raw, o.got["retry_advice"] == o.example.expect["retry_advice"])
+        for o in outcomes
+        if o.got["failure_kind"] != "none"
+    ]
+
+
+def calibration_cv(examples: list[Example], k: int) -> dict[str, Any]:
+    """Held-out reliability of the calibration: the committed table, and one refitted on the other folds."""
+    from diagnosis_cv import apply_steps, calibration_error, fit_steps, folds
+
+    parts = folds(examples, k)
+    committed, refit, refit_outcomes = [], [], []
+    for i, held_out in enumerate(parts):
+        steps = fit_steps(_scored(run([e for j, p in enumerate(parts) if j != i for e in p])))
+        for out in run(held_out):
+            if out.got["failure_kind"] == "none":
+                continue
+            right = out.got["retry_advice"] == out.example.expect["retry_advice"]
+            committed.append((out.confidence, right))
+            out.confidence = apply_steps(steps, out.raw)
+            refit.append((out.confidence, right))
+            refit_outcomes.append(out)
+    return {
+        "committed_ece": calibration_error(committed),
+        "refit_ece": calibration_error(refit),
+        "reliability_refit": reliability(refit_outcomes),
+    }
+
+
+def fit_main() -> int:
+    """Fit the calibration table on every excerpt of the real corpus and print it for calibration.py."""
+    from diagnosis_cv import fit_steps
+
+    outcomes = run(real_examples("dev") + real_examples("test"))
+    for lower, share, n in fit_steps(_scored(outcomes)):
+        print(f"    ({lower}, {share:.2f}),  # n={n}")
+    return 0
+
+
 def cv_main(k: int, as_json: bool, min_posterior: float | None) -> int:
     """Grouped k-fold by source over every excerpt of the real corpus (dev and the retired test split)."""
     from diagnosis_cv import cross_validate
@@ -277,14 +336,23 @@ def cv_main(k: int, as_json: bool, min_posterior: float | None) -> int:
     examples = real_examples("dev") + real_examples("test")
     thresholds = {} if min_posterior is None else {"min_posterior": min_posterior}
     pooled = cross_validate(examples, k, run, **thresholds)
-    reports = {name: score(outcomes) for name, outcomes in pooled.items()}
+    reports: dict[str, Any] = {name: score(outcomes) for name, outcomes in pooled.items()}
     reports["rules+fallback"]["fallback"] = fallback_stats(pooled["rules+fallback"])
+    reports["calibration"] = calibration_cv(examples, k)
     if as_json:
         print(json.dumps(reports, indent=2))
         return 0
-    for name, report in reports.items():
-        print(render(f"{k}-fold CV by source, {name}", report))
+    for name in pooled:
+        print(render(f"{k}-fold CV by source, {name}", reports[name]))
     print(f"  fallback verdicts (held out): {reports['rules+fallback']['fallback']}")
+    cal = reports["calibration"]
+    print(
+        f"== calibration, {k}-fold by source: expected calibration error of the committed table "
+        f"{cal['committed_ece']}, of a table refitted on the other folds {cal['refit_ece']} (held out)"
+    )
+    for row in cal["reliability_refit"]:
+        share = "-" if row["advice_accuracy"] is None else f"{row['advice_accuracy']:.3f}"
+        print(f"    {row['bin']:<14} n={row['n']:<4} {share}")
     return 0
 
 
@@ -294,9 +362,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the reports as one JSON object")
     parser.add_argument("--misses", action="store_true", help="list the excerpts the engine gets wrong")
     parser.add_argument("--cv", type=int, default=0, metavar="K", help="grouped K-fold by source over dev+test")
+    parser.add_argument("--fit-calibration", action="store_true", help="print the calibration table fitted on all")
     parser.add_argument("--min-posterior", type=float, default=None, help="(with --cv) the fallback's threshold")
     parser.add_argument("--limit", type=int, default=None, help="only the first N excerpts of each set (smoke)")
     args = parser.parse_args(argv)
+    if args.fit_calibration:
+        return fit_main()
     if args.cv:
         return cv_main(args.cv, args.json, args.min_posterior)
     splits = ["dev", "test", "self"] if args.split == "all" else [args.split]

@@ -59,3 +59,52 @@ def cross_validate(
         pooled["rules"] += run(held_out)
         pooled["rules+fallback"] += run(held_out, model=model)
     return pooled
+
+
+BIN_LOWERS = (0.0, 0.3, 0.6, 0.7, 0.8, 0.9)
+
+
+def fit_steps(scored: list[tuple[float, bool]], cap: float = 0.97) -> list[tuple[float, float, int]]:
+    """Calibration steps ``(lower raw score, share right, n)`` from ``(raw score, advice right)`` pairs.
+
+    The raw scores are binned at :data:`BIN_LOWERS`; adjacent bins that break monotonicity are pooled
+    (pool-adjacent-violators); empty bins take their neighbour's value; no share exceeds ``cap``.
+    """
+    bins = [[lower, 0, 0] for lower in BIN_LOWERS]
+    for raw, right in scored:
+        index = max(i for i, lower in enumerate(BIN_LOWERS) if raw >= lower)
+        bins[index][1] += right
+        bins[index][2] += 1
+    blocks = [[b[1], b[2], [i]] for i, b in enumerate(bins) if b[2]]
+    merged: list[list[Any]] = []
+    for block in blocks:
+        merged.append(block)
+        while len(merged) > 1 and merged[-2][0] / merged[-2][1] > merged[-1][0] / merged[-1][1]:
+            right, n, members = merged.pop()
+            merged[-1][0] += right
+            merged[-1][1] += n
+            merged[-1][2] += members
+    share = {i: min(cap, round(r / n, 2)) for r, n, members in merged for i in members}
+    steps, last = [], min(share.values()) if share else 0.5
+    for i, (lower, _, n) in enumerate(bins):
+        last = share.get(i, last)
+        steps.append((lower, last, n))
+    return steps
+
+
+def apply_steps(steps: list[tuple[float, float, int]], raw: float) -> float:
+    """The calibrated value of a raw score under ``steps``."""
+    value = steps[0][1]
+    for lower, calibrated, _ in steps:
+        if raw >= lower:
+            value = calibrated
+    return value
+
+
+def calibration_error(pairs: list[tuple[float, bool]]) -> float:
+    """Expected calibration error: |mean confidence - share right| per distinct confidence, weighted by count."""
+    groups: dict[float, list[bool]] = {}
+    for confidence, right in pairs:
+        groups.setdefault(confidence, []).append(right)
+    total = sum(len(v) for v in groups.values())
+    return round(sum(abs(c - sum(v) / len(v)) * len(v) for c, v in groups.items()) / total, 3) if total else 0.0
