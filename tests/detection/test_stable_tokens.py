@@ -106,6 +106,13 @@ def _diagnose(tmp_path, text: str):
             Category.INFRASTRUCTURE,
             SAME,
         ),
+        # execve's EACCES at launch: the program may not be executed, every retry fails the same way
+        (
+            "slurmstepd: error: execve(): start-agent.sh: Permission denied",
+            "launch_executable_missing",
+            Category.APPLICATION,
+            STOP,
+        ),
     ],
 )
 def test_a_failure_is_recognised_by_its_stable_token_whatever_prints_it(tmp_path, text, signature, category, advice):
