@@ -113,6 +113,13 @@ def _diagnose(tmp_path, text: str):
             Category.APPLICATION,
             STOP,
         ),
+        # NVML's Unknown Error in a container: its device access was reset under it; a new container works
+        (
+            "root@7a3c:/# nvidia-smi\nFailed to initialize NVML: Unknown Error",
+            "nvml_unknown_error_container",
+            Category.SYSTEM_SOFTWARE,
+            SAME,
+        ),
     ],
 )
 def test_a_failure_is_recognised_by_its_stable_token_whatever_prints_it(tmp_path, text, signature, category, advice):
