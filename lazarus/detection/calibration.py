@@ -18,10 +18,10 @@ from __future__ import annotations
 
 # (lower bound of the raw score, observed share of right retry advice on the real corpus), ascending.
 STEPS: tuple[tuple[float, float], ...] = (
-    (0.0, 0.38),  # n=8
-    (0.3, 0.68),  # n=97
-    (0.6, 0.85),  # n=108 (pooled with the next bin: 0.6-0.7 and 0.7-0.8 broke monotonicity)
-    (0.7, 0.85),  # n=54
+    (0.0, 0.43),  # n=7
+    (0.3, 0.68),  # n=98
+    (0.6, 0.86),  # n=111
+    (0.7, 0.88),  # n=51
     (0.8, 0.93),  # n=29
     (0.9, 0.97),  # n=17 (capped below 1: a few cases prove little)
 )
