@@ -25,8 +25,9 @@ from pathlib import Path
 from lazarus.detection.catalogue import Catalogue
 from lazarus.detection.engine import MAX_LINE_CHARS, Analyzer
 from lazarus.detection.layout import RankLayout
+from lazarus.detection.silence import silence_note
 from lazarus.errors import LogReadError
-from lazarus.models.diagnosis import Diagnosis
+from lazarus.models.diagnosis import Diagnosis, FailureKind
 
 BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
@@ -161,7 +162,11 @@ def diagnose_files(
     known_nodes: list[str] | None = None,
     catalogue: Catalogue | None = None,
 ) -> Diagnosis:
-    """Diagnose one failure from its log files (all files are checked before any is read)."""
+    """Diagnose one failure from its log files (all files are checked before any is read).
+
+    When no failure is found, a file that ends in set-up or waiting output gets a note (:mod:`.silence`):
+    a finished file cannot show a hang, the live hang watchdog decides.
+    """
     files = [Path(p) for p in paths]
     if not files:
         raise LogReadError("no log files given")
@@ -173,4 +178,8 @@ def diagnose_files(
     for path in files:
         if path.stat().st_size == 0:
             analyzer.note(f"{path} is empty")
-    return analyzer.diagnosis()
+    diagnosis = analyzer.diagnosis()
+    if diagnosis.failure_kind is not FailureKind.NONE:
+        return diagnosis
+    silent = [note for path in files if (note := silence_note(path)) is not None]
+    return diagnosis.model_copy(update={"notes": diagnosis.notes + silent}) if silent else diagnosis

@@ -17,7 +17,10 @@ The rules, in order:
    excludes nodes are added (two broken GPUs in one failure are both
    excluded); otherwise such faults are only noted. Victims' nodes never are.
    Given the attempt's allocation, a node outside it is never implicated (the
-   context sets it aside and the notes name it).
+   context sets it aside and the notes name it). A signature that blames
+   the *peer* at the other end of a failed link (``nccl_peer`` locator)
+   and whose peer maps to no node has named nothing to exclude: the
+   decision table decides again without node evidence (retry as is).
 5. A collective timeout reported by every rank but one (the layout gives the
    world size) blames the node of the rank that never reported
    (:mod:`.missing_rank`); the decision table's node-evidence row then
@@ -35,7 +38,7 @@ import math
 from lazarus.detection.advice_table import advise
 from lazarus.detection.calibration import calibrate
 from lazarus.detection.candidate import Candidate, Findings
-from lazarus.detection.catalogue import Role
+from lazarus.detection.catalogue import Locator, Role
 from lazarus.detection.missing_rank import missing_rank
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 
@@ -154,6 +157,9 @@ def conclude(analyzer: Findings) -> Diagnosis:
     notes = _reading_notes(analyzer) + hardware_notes + _advisory_notes(analyzer, advisories)
     sig = root.signature
     advice = sig.retry_advice
+    if advice is RetryAdvice.RETRY_EXCLUDING_NODES and not nodes and sig.locator is Locator.NCCL_PEER:
+        # The line names the peer at the other end of a failed link; unresolved, it names no node to exclude.
+        advice = advise(sig.failure_kind, sig.category, node_evidence=False)
     silent = missing_rank(root, analyzer.context.layout) if not roots else None
     silent_node = analyzer.context.layout.node_for_rank(silent) if silent is not None else None
     allocation = analyzer.context.allocation

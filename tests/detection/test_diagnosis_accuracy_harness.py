@@ -46,3 +46,31 @@ def test_the_split_manifest_keeps_a_source_in_one_split():
         splits.setdefault(normalise_url(entry["source_url"]), set()).add(split_of(entry, tests))
     assert all(len(s) == 1 for s in splits.values())
     assert len(tests) >= 0.3 * len(splits)
+
+
+def test_cross_validation_keeps_each_source_in_one_fold_and_uses_every_excerpt():
+    sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "scripts")]
+    from diagnosis_accuracy import real_examples
+    from diagnosis_cv import folds
+
+    examples = real_examples("dev") + real_examples("test")
+    parts = folds(examples, 5)
+    assert sum(len(p) for p in parts) == len(examples)
+    owner: dict[str, int] = {}
+    for i, part in enumerate(parts):
+        for example in part:
+            assert owner.setdefault(example.source, i) == i
+    assert min(len(p) for p in parts) > len(examples) // 10
+    assert folds(examples, 5) == parts  # deterministic
+
+
+def test_a_calibration_table_is_monotone_and_pools_violators():
+    sys.path[:0] = [str(ROOT / "benchmarks")]
+    from diagnosis_cv import apply_steps, fit_steps
+
+    scored = [(0.1, True)] * 3 + [(0.4, True)] * 2 + [(0.4, False)] * 2 + [(0.65, True)] * 9 + [(0.65, False)]
+    steps = fit_steps(scored)
+    values = [calibrated for _, calibrated, _ in steps]
+    assert values == sorted(values)
+    assert apply_steps(steps, 0.1) == apply_steps(steps, 0.4) == 0.71  # 5 of 7 right, pooled
+    assert apply_steps(steps, 0.95) == 0.9
