@@ -79,29 +79,35 @@ class Outcome:
     raw: float = 0.0
 
 
+HELDOUT = CORPUS.parent / "real_corpus_heldout"
+"""The fresh held-out set (collected 2026-11-30 from sources new to the corpus, after every tuning pass): the
+frozen test set since the third pass. Never tune on it; only ``--split heldout`` reads it."""
+
+
 def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
-    """The real corpus excerpts of one split (``dev`` or ``test``)."""
+    """The real corpus excerpts of one split: ``dev`` or ``test`` (the retired first test split, tuned on since
+    the third pass) of ``real_corpus/``, or every excerpt of the held-out set (``heldout``)."""
+    if split == "heldout":
+        return [_example(entry) for entry in load_excerpts(HELDOUT)]
     tests = load_test_sources(corpus / "split.yaml")
-    out = []
-    for entry in load_excerpts(corpus):
-        if split_of(entry, tests) != split:
-            continue
-        expect = entry["expect"]
-        out.append(
-            Example(
-                id=entry["id"],
-                cls=expect.get("class", "unlabelled"),
-                files=[(f"{entry['id']}.log", entry["excerpt"])],
-                expect={
-                    "failure_kind": expect["failure_kind"],
-                    "category": expect.get("category", "unknown"),
-                    "retry_advice": expect.get("retry_advice"),
-                    "implicated_nodes": expect.get("implicated_nodes") or [],
-                },
-                source=normalise_url(entry["source_url"]),
-            )
-        )
-    return out
+    return [_example(entry) for entry in load_excerpts(corpus) if split_of(entry, tests) == split]
+
+
+def _example(entry: dict[str, Any]) -> Example:
+    """One labelled excerpt as an input file and its expected labels."""
+    expect = entry["expect"]
+    return Example(
+        id=entry["id"],
+        cls=expect.get("class", "unlabelled"),
+        files=[(f"{entry['id']}.log", entry["excerpt"])],
+        expect={
+            "failure_kind": expect["failure_kind"],
+            "category": expect.get("category", "unknown"),
+            "retry_advice": expect.get("retry_advice"),
+            "implicated_nodes": expect.get("implicated_nodes") or [],
+        },
+        source=normalise_url(entry["source_url"]),
+    )
 
 
 def self_examples() -> list[Example]:
@@ -365,7 +371,12 @@ def cv_main(k: int, as_json: bool, min_posterior: float | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="diagnosis accuracy on the real and self-written corpora")
-    parser.add_argument("--split", choices=["dev", "test", "self", "all"], default="dev")
+    parser.add_argument(
+        "--split",
+        choices=["dev", "test", "self", "all", "heldout"],
+        default="dev",
+        help="all = dev, test and self; heldout (the frozen test set) is only ever read when named",
+    )
     parser.add_argument("--json", action="store_true", help="print the reports as one JSON object")
     parser.add_argument("--misses", action="store_true", help="list the excerpts the engine gets wrong")
     parser.add_argument("--cv", type=int, default=0, metavar="K", help="grouped K-fold by source over dev+test")
