@@ -4,17 +4,18 @@
 
 Runs against its own embedded stack (cluster ``lzbench`` under /var/tmp/lazarus-bench, ports 63001-64233; started
 if needed, stopped at the end unless ``--keep-stack``): Slurm with 4 nodes (SlurmdTimeout=20, RequeueExit=42), a
-Temporal dev server, one node agent per node, and three Lazarus workers in act mode. Each run is one 2-node job
-with ``--requeue``; the arms alternate run by run:
+Temporal dev server, one node agent per node, a Prometheus (port 63090) scraping every rank's compute-only throughput
+and the node agents, and three Lazarus workers in act mode reading it. Each run is one 2-node job with
+``--requeue``; the arms alternate run by run:
 
 - **lazarus**: the job opts in (act mode, policy ``bench``); Lazarus detects, decides, requeues excluding;
 - **slurm**: the job does not opt in; its batch script exits with RequeueExit when its step failed, and Slurm
   requeues a job whose node it marks DOWN (node health by heartbeat: SlurmdTimeout).
 
 Faults (benchmarks/comparison/faults.py): crash with hardware evidence, node failure (slurmd, agent and the job's
-processes on the node killed -9, the surviving rank blocked), hang, straggler. Measures (measure.py) with p50 / p95
-/ max per fault and arm, as a table and as JSON; also what Slurm's production SlurmdTimeout=300 implies for node
-failures (computed, not waited for).
+processes on the node killed -9, the surviving rank blocked), hang, straggler (one rank computes 2x slower).
+Measures (measure.py) with p50 / p95 / max per fault and arm, as a table and as JSON; also what Slurm's production
+SlurmdTimeout=300 implies for node failures (computed, not waited for).
 """
 
 from __future__ import annotations
