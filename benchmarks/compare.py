@@ -53,6 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hang", type=int, default=10, help="hang runs per arm")
     p.add_argument("--straggler", type=int, default=10, help="straggler runs per arm")
     p.add_argument("--window", type=float, default=75.0, help="seconds after a fault before a run counts as lost")
+    p.add_argument(
+        "--act-on-stragglers",
+        action="store_true",
+        help="the bench policy restarts a job excluding its straggler node (default: advice only, as policies are)",
+    )
     p.add_argument("--json", type=Path, help="write every run and the summary here")
     p.add_argument("--keep-stack", action="store_true", help="leave the stack running at the end")
     return p.parse_args(argv)
@@ -83,7 +88,7 @@ def restore(stack: BenchStack, run: Run) -> None:
 
 
 async def compare(args: argparse.Namespace, say=print) -> dict:
-    stack = BenchStack(run_id=datetime.now(UTC).strftime("%m%d%H%M%S"))
+    stack = BenchStack(run_id=datetime.now(UTC).strftime("%m%d%H%M%S"), act_on_stragglers=args.act_on_stragglers)
     say("starting the lzbench stack ...")
     stack.up()
     stack.start_workers()

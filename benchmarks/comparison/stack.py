@@ -60,12 +60,15 @@ POLICIES: dict[str, dict[str, Any]] = {
 class BenchStack(ChaosStack):
     """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, act_on_stragglers: bool = False) -> None:
+        """``act_on_stragglers``: the bench policy restarts a job away from a straggler (by default, as in the
+        policy's default, a straggler gets advice only)."""
         super().__init__(run_id=run_id, dev=BENCH_DEV)
+        self.act_on_stragglers = act_on_stragglers
         # the agents' default Xid window (the soak's is longer, to outlast its monitor-mode decisions)
         self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env())
-        targets = [u.removeprefix("http://").removesuffix("/metrics") for u in agent_urls(self.dev).values()]
-        self.prometheus = prometheus.component(self.layout, self.stack.daemon_env(), targets)
+        self.agent_targets = [u.removeprefix("http://").removesuffix("/metrics") for u in agent_urls(self.dev).values()]
+        self.prometheus = prometheus.component(self.layout, self.stack.daemon_env(), self.agent_targets)
 
     @property
     def job_prefix(self) -> str:
@@ -101,7 +104,9 @@ class BenchStack(ChaosStack):
         cfg = super().config()
         cfg["discovery"]["interval"] = 0.5
         cfg["node_agents"]["timeout_s"] = 1.0
-        cfg["policies"] = POLICIES
+        cfg["policies"] = {**POLICIES, BENCH_POLICY: {**POLICIES[BENCH_POLICY]}}
+        if self.act_on_stragglers:
+            cfg["policies"][BENCH_POLICY]["act_on_stragglers"] = True
         cfg["prometheus"] = {
             "enabled": True,
             "url": prometheus.url(),
