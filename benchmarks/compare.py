@@ -4,17 +4,18 @@
 
 Runs against its own embedded stack (cluster ``lzbench`` under /var/tmp/lazarus-bench, ports 63001-64233; started
 if needed, stopped at the end unless ``--keep-stack``): Slurm with 4 nodes (SlurmdTimeout=20, RequeueExit=42), a
-Temporal dev server, one node agent per node, and three Lazarus workers in act mode. Each run is one 2-node job
-with ``--requeue``; the arms alternate run by run:
+Temporal dev server, one node agent per node, a Prometheus (port 63090) scraping every rank's compute-only throughput
+and the node agents, and three Lazarus workers in act mode reading it. Each run is one 2-node job with
+``--requeue``; the arms alternate run by run:
 
 - **lazarus**: the job opts in (act mode, policy ``bench``); Lazarus detects, decides, requeues excluding;
 - **slurm**: the job does not opt in; its batch script exits with RequeueExit when its step failed, and Slurm
   requeues a job whose node it marks DOWN (node health by heartbeat: SlurmdTimeout).
 
 Faults (benchmarks/comparison/faults.py): crash with hardware evidence, node failure (slurmd, agent and the job's
-processes on the node killed -9, the surviving rank blocked), hang, straggler. Measures (measure.py) with p50 / p95
-/ max per fault and arm, as a table and as JSON; also what Slurm's production SlurmdTimeout=300 implies for node
-failures (computed, not waited for).
+processes on the node killed -9, the surviving rank blocked), hang, straggler (one rank computes 2x slower).
+Measures (measure.py) with p50 / p95 / max per fault and arm, as a table and as JSON; also what Slurm's production
+SlurmdTimeout=300 implies for node failures (computed, not waited for).
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hang", type=int, default=10, help="hang runs per arm")
     p.add_argument("--straggler", type=int, default=10, help="straggler runs per arm")
     p.add_argument("--window", type=float, default=75.0, help="seconds after a fault before a run counts as lost")
+    p.add_argument(
+        "--act-on-stragglers",
+        action="store_true",
+        help="the bench policy restarts a job excluding its straggler node (default: advice only, as policies are)",
+    )
     p.add_argument("--json", type=Path, help="write every run and the summary here")
     p.add_argument("--keep-stack", action="store_true", help="leave the stack running at the end")
     return p.parse_args(argv)
@@ -82,7 +88,7 @@ def restore(stack: BenchStack, run: Run) -> None:
 
 
 async def compare(args: argparse.Namespace, say=print) -> dict:
-    stack = BenchStack(run_id=datetime.now(UTC).strftime("%m%d%H%M%S"))
+    stack = BenchStack(run_id=datetime.now(UTC).strftime("%m%d%H%M%S"), act_on_stragglers=args.act_on_stragglers)
     say("starting the lzbench stack ...")
     stack.up()
     stack.start_workers()

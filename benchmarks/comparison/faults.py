@@ -9,7 +9,12 @@ on rank 1's node (never the batch host, whose death would take the job script wi
 - ``node-fail``: the node's slurmd, node agent and the job's processes on it killed with -9; rank 0 blocks like a
   collective waiting on a dead peer (the trainer's ``node-fail`` fault);
 - ``hang``: every rank stops progressing, alive;
-- ``straggler``: the node's rank runs 2x slower from the fault step, and the job with it.
+- ``straggler``: the node's rank computes 2x slower from the fault step, and the synchronous job runs 2x slower
+  with it. The straggler job is longer (fault at step 40, 10 s in; 80 steps): the detector needs a baseline of three
+  windows before the fault and three slow windows after it.
+
+Every rank publishes its compute-only throughput for the stack's Prometheus (the trainer's ``--metrics-sd-dir``), in
+both arms: the jobs are the same, only Lazarus reads it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from benchmarks.comparison.stack import BENCH_POLICY, BenchStack
 from benchmarks.soak.stack import REPO
 
 STEPS, STEP_TIME_S, CKPT_EVERY, FAULT_STEP = 24, 0.25, 5, 8
+STRAGGLER_STEPS, STRAGGLER_FAULT_STEP = 80, 40
 GPUS = 2  # one per node, two nodes
 TIME_LIMIT_MIN = 4
 REQUEUE_EXIT = 42  # RequeueExit in the dev stack's slurm.conf
@@ -49,11 +55,13 @@ TRAINER_FAULT = {Fault.CRASH: "xid79", Fault.NODE_FAIL: "node-fail", Fault.HANG:
 
 
 def job_script(stack: BenchStack, arm: Arm, fault: Fault, ckpt_dir: Path) -> str:
+    steps, fault_step = (STRAGGLER_STEPS, STRAGGLER_FAULT_STEP) if fault == Fault.STRAGGLER else (STEPS, FAULT_STEP)
     train = (
         f"srun --label --kill-on-bad-exit=1 {shlex.quote(sys.executable)} -m lazarus.demo.train "
-        f"--ckpt-dir {shlex.quote(str(ckpt_dir))} --steps {STEPS} --step-time {STEP_TIME_S} "
-        f"--ckpt-every {CKPT_EVERY} --fault {TRAINER_FAULT[fault]} --fault-rank 1 --fault-step {FAULT_STEP} "
-        f"--fault-attempts 0 --fake-gpu-dir {shlex.quote(str(stack.layout.root / 'nvml'))}"
+        f"--ckpt-dir {shlex.quote(str(ckpt_dir))} --steps {steps} --step-time {STEP_TIME_S} "
+        f"--ckpt-every {CKPT_EVERY} --fault {TRAINER_FAULT[fault]} --fault-rank 1 --fault-step {fault_step} "
+        f"--fault-attempts 0 --fake-gpu-dir {shlex.quote(str(stack.layout.root / 'nvml'))} "
+        f"--metrics-sd-dir {shlex.quote(str(stack.metrics_sd_dir))}"
     )
     lines = ["#!/bin/bash", f"cd {shlex.quote(str(REPO))}", train]
     if arm == Arm.SLURM:
@@ -124,6 +132,12 @@ def kill_node(stack: BenchStack, job_id: int, node: str) -> float:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return at
+
+
+def unregister_ranks(stack: BenchStack, job_id: int) -> None:
+    """Remove the job's rank targets that its ranks could not (killed -9, or cancelled by ``scancel``)."""
+    for target in stack.metrics_sd_dir.glob(f"{job_id}-*.json"):
+        target.unlink(missing_ok=True)
 
 
 def restore_node(stack: BenchStack, node: str) -> None:

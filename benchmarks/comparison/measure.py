@@ -11,7 +11,10 @@ Measures (seconds, from the fault):
 - ``on_bad_node``: time the job spent RUNNING on the bad node after the fault (its own attempt and any later one);
 - ``gpu_s_lost``: GPUs x (fault -> running elsewhere, plus the work since the last checkpoint that is redone);
   a straggler loses half its GPUs' throughput from the fault to the end; a run not recovered within the window is
-  charged its whole window.
+  charged its whole window;
+- ``advice``: what Lazarus's first decision was (``none`` for advice only: a straggler under a policy without
+  ``act_on_stragglers``), and ``digest_interval_s``: the job's telemetry digest interval (¾ of its learned hang
+  budget, 2 s at least), the unit of the straggler target (advice within 3 digest intervals).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from benchmarks.comparison.faults import (
     job_script,
     kill_node,
     sbatch_argv,
+    unregister_ranks,
 )
 from benchmarks.comparison.stack import BenchStack
 from lazarus.models import names
@@ -48,6 +52,7 @@ ENDED = frozenset({JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobS
 XID_TS = re.compile(r"\[(\d+\.\d+)\] \S+ kernel: NVRM: Xid")
 MARK_TS = re.compile(r"\[(\d+\.\d+)\] lazarus-demo: (\S+) (?:ready to fail|is a straggler|stops progressing)")
 REDONE_S = ((FAULT_STEP - 1) % CKPT_EVERY + 1) * STEP_TIME_S  # steps since the last checkpoint, redone
+MIN_DIGEST_S, MAX_DIGEST_S = 2.0, 1800.0  # lazarus/telemetry/tracker.py
 
 
 @dataclass
@@ -65,6 +70,8 @@ class Run:
     on_bad_node_s: float = 0.0
     gpu_s_lost: float | None = None
     node_down_s: float | None = None  # node-fail: fault -> Slurm shows the node DOWN
+    advice: str | None = None  # Lazarus's first decision: restart, stop, or none (advice only)
+    digest_interval_s: float | None = None  # the job's telemetry digest interval (¾ of its hang budget)
     recovered: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -148,6 +155,7 @@ class Runner:
             if not run.recovered:
                 run.notes.append(f"not running elsewhere within the {self.window_s:.0f} s window")
         await self.transport.run(["scancel", str(job_id)], 20.0)
+        unregister_ranks(self.stack, job_id)
         return run
 
     async def _fault(self, run: Run, text: str) -> float | None:
@@ -182,7 +190,13 @@ class Runner:
             return
         fault_at = datetime.fromtimestamp(run.fault_at, tz=UTC)
         run.anomaly_s = (first.anomaly.recorded_at - fault_at).total_seconds()
+        budget = first.hang_budget or (status.hang_budget.budget if status.hang_budget else None)
+        if budget is not None:
+            run.digest_interval_s = min(max(0.75 * budget.total_seconds(), MIN_DIGEST_S), MAX_DIGEST_S)
         advice = next((a for a in status.advice_history if a.decided_at is not None), None)
+        if advice is not None:
+            run.advice = advice.action.value
+            run.notes.append(f"advice {advice.action.value}: {advice.reason}")
         if advice is not None and advice.decided_at is not None:
             run.decision_s = (advice.decided_at - first.anomaly.recorded_at).total_seconds()
             if first.requeued_at is not None:

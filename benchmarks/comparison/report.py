@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
@@ -54,6 +55,8 @@ def summarize(runs: list[Run]) -> dict[str, Any]:
             row: dict[str, Any] = {"runs": len(mine), "recovered": sum(r.recovered for r in mine)}
             for key in MEASURES:
                 row[key] = dist([getattr(r, key) for r in mine if getattr(r, key) is not None])
+            row["advice"] = dict(Counter(r.advice or "never" for r in mine))
+            row["digest_interval_s"] = dist([r.digest_interval_s for r in mine if r.digest_interval_s is not None])
             out[f"{fault.value}/{arm.value}"] = row
     prod = dist(production_node_fail(runs))
     if prod:
@@ -63,8 +66,8 @@ def summarize(runs: list[Run]) -> dict[str, Any]:
 
 def table(summary: dict[str, Any]) -> str:
     lines = [
-        "| fault / arm | recovered | " + " | ".join(MEASURES.values()) + " |",
-        "|---|---|" + "---|" * len(MEASURES),
+        "| fault / arm | recovered | advice | " + " | ".join(MEASURES.values()) + " |",
+        "|---|---|---|" + "---|" * len(MEASURES),
     ]
     for name, row in summary.items():
         cells = []
@@ -72,7 +75,8 @@ def table(summary: dict[str, Any]) -> str:
             d = row.get(key)
             cells.append(f"{d['p50']:g} / {d['p95']:g} / {d['max']:g}" if d else "–")
         rec = f"{row['recovered']}/{row['runs']}" if "runs" in row else "–"
-        lines.append(f"| {name} | {rec} | " + " | ".join(cells) + " |")
+        advice = ", ".join(f"{k} ×{n}" for k, n in row.get("advice", {}).items()) or "–"
+        lines.append(f"| {name} | {rec} | {advice} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

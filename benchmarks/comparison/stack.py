@@ -3,7 +3,9 @@
 The soak's machinery (:class:`benchmarks.soak.stack.ChaosStack`: Slurm and a Temporal dev server from the
 ``lazarus dev up`` components, three workers in act mode) with another cluster, so that killing a node's slurmd
 never touches the tests' ``lztest``, the soak's ``lzchaos`` or a dev stack. One node agent per node runs on the
-dev stack's fake NVML (a killed node's agent dies with it); the workers read them for drains and for liveness.
+dev stack's fake NVML (a killed node's agent dies with it); the workers ask them directly for liveness. A Prometheus
+(benchmarks/comparison/prometheus.py) scrapes every training rank's throughput and the node agents, as in
+production: the workers' straggler detection and their node-health reads before a drain query it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.comparison import prometheus
 from benchmarks.soak.stack import ChaosStack
 from lazarus.config import DevSettings
 from lazarus.devstack.component import Component
-from lazarus.devstack.node_agents import node_agent_components
+from lazarus.devstack.node_agents import agent_urls, node_agent_components
+from lazarus.devstack.stack import UpReport
 
 BENCH_DEV = DevSettings(
     state_dir=Path("/var/tmp/lazarus-bench"),
@@ -34,6 +38,10 @@ BENCH_DEV = DevSettings(
     accounting=False,
     workers=False,
 )
+# The detector's window (a query step, whole seconds) and how often telemetry asks: the bench's budgets are
+# seconds where production's are minutes (policy ``bench``: hang budget at least 10 s, so a digest every 7.5 s).
+STRAGGLER_WINDOW_S = 2
+STRAGGLER_INTERVAL_S = 1.0
 BENCH_POLICY = "bench"
 POLICIES: dict[str, dict[str, Any]] = {
     "default": {"hang_budget": 30},
@@ -52,10 +60,15 @@ POLICIES: dict[str, dict[str, Any]] = {
 class BenchStack(ChaosStack):
     """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, act_on_stragglers: bool = False) -> None:
+        """``act_on_stragglers``: the bench policy restarts a job away from a straggler (by default, as in the
+        policy's default, a straggler gets advice only)."""
         super().__init__(run_id=run_id, dev=BENCH_DEV)
+        self.act_on_stragglers = act_on_stragglers
         # the agents' default Xid window (the soak's is longer, to outlast its monitor-mode decisions)
         self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env())
+        self.agent_targets = [u.removeprefix("http://").removesuffix("/metrics") for u in agent_urls(self.dev).values()]
+        self.prometheus = prometheus.component(self.layout, self.stack.daemon_env(), self.agent_targets)
 
     @property
     def job_prefix(self) -> str:
@@ -65,13 +78,40 @@ class BenchStack(ChaosStack):
     def config_path(self) -> Path:
         return self.layout.root / "bench.yaml"
 
+    @property
+    def metrics_sd_dir(self) -> Path:
+        """Where each rank registers its throughput endpoint for Prometheus (the trainer's ``--metrics-sd-dir``)."""
+        return prometheus.targets_dir(self.layout)
+
+    def up(self) -> UpReport:
+        """The soak's stack, then a fresh Prometheus (its TSDB emptied)."""
+        report = super().up()
+        self.prometheus.stop(self.layout)
+        self.prometheus.ensure(self.layout)
+        report.started.append(self.prometheus.name)
+        return report
+
+    def down(self) -> None:
+        self.prometheus.stop(self.layout)
+        super().down()
+
     def agent(self, node: str) -> Component:
         return next(a for a in self.agents if a.name == f"node-agent-{node}")
 
     def config(self) -> dict[str, Any]:
-        """The soak's configuration, with discovery every 0.5 s, a 1 s node agent timeout and the bench policies."""
+        """The soak's configuration, with discovery every 0.5 s, a 1 s node agent timeout, the bench policies and the
+        bench's Prometheus (straggler windows of 2 s, checked every second)."""
         cfg = super().config()
         cfg["discovery"]["interval"] = 0.5
         cfg["node_agents"]["timeout_s"] = 1.0
-        cfg["policies"] = POLICIES
+        cfg["policies"] = {**POLICIES, BENCH_POLICY: {**POLICIES[BENCH_POLICY]}}
+        if self.act_on_stragglers:
+            cfg["policies"][BENCH_POLICY]["act_on_stragglers"] = True
+        cfg["prometheus"] = {
+            "enabled": True,
+            "url": prometheus.url(),
+            "timeout_s": 2.0,
+            "straggler_interval": STRAGGLER_INTERVAL_S,
+            "straggler_window": STRAGGLER_WINDOW_S,
+        }
         return cfg

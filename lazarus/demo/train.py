@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 
+from lazarus.demo.metrics import RankThroughput
 from lazarus.devstack.fake_nvml import FakeGpuScript
 from lazarus.progress import report
 
+SAMPLES_PER_S = 512.0  # one healthy rank's compute-only throughput
 FAULTS = ("none", "xid79", "ecc", "nccl-timeout", "app-error", "hang", "noisy", "node-fail", "straggler")
 
 
@@ -44,6 +47,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--fake-gpu-dir",
         type=Path,
         help="the dev stack's fake NVML scripts (<dir>/<node>/): a hardware fault reaches the node's fake GPU too",
+    )
+    p.add_argument(
+        "--metrics-sd-dir",
+        type=Path,
+        help="publish each rank's compute-only throughput for Prometheus, registered here (file_sd_configs)",
     )
     return p.parse_args(argv)
 
@@ -126,13 +134,24 @@ def main(argv: list[str] | None = None) -> int:
     start = newest_checkpoint(args.ckpt_dir)
     faulting = args.fault_attempts == "all" or str(attempt) in args.fault_attempts.split(",")
     say(f"rank {rank} on {node}: attempt {attempt}, resuming from checkpoint {start}")
+    throughput = None
+    if args.metrics_sd_dir is not None:
+        job_id = os.environ.get("SLURM_JOB_ID", "0")
+        throughput = RankThroughput(args.metrics_sd_dir, job_id, node, rank)
+        # scancel and a requeue stop the step with SIGTERM: exit through atexit, which unregisters the rank
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     slow = 1.0
+    straggling = False
     for step in range(start + 1, args.steps + 1):
+        # a step is the rank's own compute, then the collective that waits for the slowest rank
+        compute_s = args.step_time * (2.0 if straggling else 1.0)
         time.sleep(args.step_time * slow)
+        if throughput is not None:
+            throughput.observe(SAMPLES_PER_S * args.step_time, compute_s)
         if faulting and args.fault == "straggler" and step == args.fault_step:
-            # one node's ranks run 2x slower; a synchronous job waits for them at every collective
-            slow = 2.0
-            if rank == args.fault_rank:
+            # one node's ranks compute 2x slower; a synchronous job waits for them at every collective
+            slow, straggling = 2.0, rank == args.fault_rank
+            if straggling:
                 say(f"[{time.time():.3f}] lazarus-demo: {node} is a straggler from step {step}")
         if faulting and args.fault not in ("none", "straggler") and step == args.fault_step:
             inject(args.fault, rank, node, step, rank == args.fault_rank, args.fake_gpu_dir)
@@ -147,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint = step
         if rank == 0:
             loss = round(4.0 / (1 + step * 0.05), 4)
-            report(step=step, total_steps=args.steps, loss=loss, samples_per_s=512.0, checkpoint=checkpoint)
+            report(
+                step=step, total_steps=args.steps, loss=loss, samples_per_s=SAMPLES_PER_S / slow, checkpoint=checkpoint
+            )
     say(f"rank {rank}: training finished at step {args.steps}")
     return 0
 
