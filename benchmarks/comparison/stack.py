@@ -52,8 +52,8 @@ POLICIES: dict[str, dict[str, Any]] = {
 class BenchStack(ChaosStack):
     """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
 
-    def __init__(self, run_id: str) -> None:
-        super().__init__(run_id=run_id, dev=BENCH_DEV)
+    def __init__(self, run_id: str, dev: DevSettings = BENCH_DEV) -> None:
+        super().__init__(run_id=run_id, dev=dev)
         # the agents' default Xid window (the soak's is longer, to outlast its monitor-mode decisions)
         self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env())
 
