@@ -73,11 +73,10 @@ def resume_in_ledger(stack: RestoreStack, node: str) -> None:
 async def reset(stack: RestoreStack, workload: Workload, run: Run) -> None:
     """Every job of the run gone, the reservation deleted, every node idle and healthy, the ledger's slate clean."""
     await workload.cancel(run.jobs)
-    await asyncio.to_thread(restore, stack, run)  # type: ignore[arg-type]  # it reads fault and bad_node
     await workload.unreserve()
+    await asyncio.to_thread(restore, stack, run)  # type: ignore[arg-type]  # it reads fault and bad_node
     if run.bad_node:
         await asyncio.to_thread(resume_in_ledger, stack, run.bad_node)
-        await asyncio.to_thread(restore, stack, run)  # type: ignore[arg-type]
 
 
 async def bench(args: argparse.Namespace, say=print) -> dict:

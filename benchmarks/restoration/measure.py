@@ -126,7 +126,8 @@ class Runner:
         run.jobs.append(run.job_id)
         try:
             await self._started(run)
-            fillers, pending = await self.workload.fill(arm, len(self.stack.nodes()) - len(run.first_nodes))
+            free = 1 if arm == Arm.SPARES else len(self.stack.nodes()) - len(run.first_nodes)  # outside the pool
+            fillers, pending = await self.workload.fill(arm, free)
             run.jobs += fillers + pending
             await self._watch(run, out, fillers, pending)
             if arm != Arm.SLURM:

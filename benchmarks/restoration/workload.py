@@ -18,6 +18,7 @@ plans with them); they are not named with the run's prefix, so Lazarus never wat
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,9 +29,10 @@ from benchmarks.comparison.faults import Fault, job_script, sbatch_argv
 from benchmarks.restoration.stack import EXPEDITE_POLICY, PLAIN_POLICY, RESERVATION, SPARES_POLICY, RestoreStack
 from lazarus.slurm.transport import LocalTransport
 
-FAULT_LEAD_S = 5.0  # a job's start -> its Xid: Python start-up, 8 steps of 0.25 s, the 2 s the agent gets to see it
+FAULT_LEAD_S = 3.0  # the job seen running -> its Xid line (measured): the fillers end near their marks
 FILLER_TIME_MIN, PENDING_TIME_MIN = 3, 5  # Slurm time limits: what backfill plans with
 SBATCH_TIMEOUT_S = 20.0
+UNRESERVE_TRIES = 60
 
 
 class Arm(StrEnum):
@@ -118,7 +120,14 @@ class Workload:
             raise RuntimeError(f"reservation not created: {result.stderr.strip()}")
 
     async def unreserve(self) -> None:
-        await self.transport.run(["scontrol", "delete", f"ReservationName={RESERVATION}"], SBATCH_TIMEOUT_S)
+        """Delete the reservation, waiting for its cancelled jobs to end (a reservation in use cannot be deleted)."""
+        for _ in range(UNRESERVE_TRIES):
+            await self.transport.run(["scontrol", "delete", f"ReservationName={RESERVATION}"], SBATCH_TIMEOUT_S)
+            shown = await self.transport.run(["scontrol", "show", "reservation", RESERVATION], SBATCH_TIMEOUT_S)
+            if shown.returncode != 0 or RESERVATION not in shown.stdout:
+                return
+            await asyncio.sleep(1.0)
+        raise RuntimeError(f"the reservation {RESERVATION} could not be deleted")
 
     async def reservation_nodes(self) -> list[str]:
         shown = await self.transport.run(["scontrol", "show", "reservation", RESERVATION], SBATCH_TIMEOUT_S)
