@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/restore.py --runs 5 --json /tmp/restore.json
 
-Runs against its own embedded stack (cluster ``lzrestore`` under /var/tmp/lazarus-restore, ports 62601-62843; started
+Runs against its own embedded stack (cluster ``lzrestore`` under /var/tmp/lazarus-restore, ports 62601-62819; started
 if needed, stopped at the end unless ``--keep-stack``): the comparison's stack (benchmarks/compare.py: Slurm with 4
 nodes, RequeueExit=42, a Temporal dev server, one node agent per node, three Lazarus workers in act mode) with a
 spare-pool policy and an expedite policy. Every run injects the comparison's crash (Xid 79 on rank 1's node of a

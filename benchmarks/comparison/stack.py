@@ -50,7 +50,8 @@ POLICIES: dict[str, dict[str, Any]] = {
 
 
 class BenchStack(ChaosStack):
-    """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
+    """The soak's stack on cluster ``lzbench`` (or the one ``dev`` names), with node agents, liveness on, and
+    discovery every 0.5 s."""
 
     def __init__(self, run_id: str, dev: DevSettings = BENCH_DEV) -> None:
         super().__init__(run_id=run_id, dev=dev)
