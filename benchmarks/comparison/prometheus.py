@@ -26,6 +26,7 @@ from lazarus.devstack.component import Component, port_open
 from lazarus.devstack.layout import Layout
 
 PORT = 63090
+"""The comparison stack's port; a stack built on it elsewhere (the restore benchmark's) passes its own."""
 SCRAPE_INTERVAL = "1s"
 
 
@@ -38,8 +39,8 @@ def targets_dir(layout: Layout) -> Path:
     return root(layout) / "targets"
 
 
-def url() -> str:
-    return f"http://127.0.0.1:{PORT}"
+def url(port: int = PORT) -> str:
+    return f"http://127.0.0.1:{port}"
 
 
 def config(layout: Layout, agent_targets: list[str]) -> dict[str, Any]:
@@ -57,17 +58,17 @@ def config(layout: Layout, agent_targets: list[str]) -> dict[str, Any]:
     }
 
 
-def ready() -> bool:
-    if not port_open(PORT):
+def ready(port: int = PORT) -> bool:
+    if not port_open(port):
         return False
     try:
-        with urllib.request.urlopen(f"{url()}/-/ready", timeout=1) as resp:
+        with urllib.request.urlopen(f"{url(port)}/-/ready", timeout=1) as resp:
             return bool(resp.status == 200)
     except OSError:
         return False
 
 
-def component(layout: Layout, env: dict[str, str], agent_targets: list[str]) -> Component:
+def component(layout: Layout, env: dict[str, str], agent_targets: list[str], port: int = PORT) -> Component:
     """Prometheus as a stack component; ``prepare`` writes a fresh configuration and TSDB."""
     base = root(layout)
 
@@ -83,7 +84,7 @@ def component(layout: Layout, env: dict[str, str], agent_targets: list[str]) -> 
         f"--config.file={base / 'prometheus.yml'}",
         f"--storage.tsdb.path={base / 'data'}",
         "--storage.tsdb.retention.time=1d",
-        f"--web.listen-address=127.0.0.1:{PORT}",
+        f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
     ]
-    return Component(name="prometheus", argv=argv, env=env, port=PORT, ready=ready, prepare=prepare)
+    return Component(name="prometheus", argv=argv, env=env, port=port, ready=lambda: ready(port), prepare=prepare)

@@ -58,17 +58,28 @@ POLICIES: dict[str, dict[str, Any]] = {
 
 
 class BenchStack(ChaosStack):
-    """The soak's stack on cluster ``lzbench``, with node agents, liveness on, and discovery every 0.5 s."""
+    """The soak's stack on cluster ``lzbench`` (or the one ``dev`` names), with node agents, liveness on, and
+    discovery every 0.5 s."""
 
-    def __init__(self, run_id: str, act_on_stragglers: bool = False) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        dev: DevSettings = BENCH_DEV,
+        act_on_stragglers: bool = False,
+        prometheus_port: int = prometheus.PORT,
+    ) -> None:
         """``act_on_stragglers``: the bench policy restarts a job away from a straggler (by default, as in the
-        policy's default, a straggler gets advice only)."""
-        super().__init__(run_id=run_id, dev=BENCH_DEV)
+        policy's default, a straggler gets advice only). ``dev`` and ``prometheus_port``: another stack built on
+        this one (the restore benchmark's) runs on its own cluster and ports."""
+        super().__init__(run_id=run_id, dev=dev)
         self.act_on_stragglers = act_on_stragglers
+        self.prometheus_port = prometheus_port
         # the agents' default Xid window (the soak's is longer, to outlast its monitor-mode decisions)
         self.agents = node_agent_components(self.dev, self.layout, self.stack.daemon_env())
         self.agent_targets = [u.removeprefix("http://").removesuffix("/metrics") for u in agent_urls(self.dev).values()]
-        self.prometheus = prometheus.component(self.layout, self.stack.daemon_env(), self.agent_targets)
+        self.prometheus = prometheus.component(
+            self.layout, self.stack.daemon_env(), self.agent_targets, self.prometheus_port
+        )
 
     @property
     def job_prefix(self) -> str:
@@ -109,7 +120,7 @@ class BenchStack(ChaosStack):
             cfg["policies"][BENCH_POLICY]["act_on_stragglers"] = True
         cfg["prometheus"] = {
             "enabled": True,
-            "url": prometheus.url(),
+            "url": prometheus.url(self.prometheus_port),
             "timeout_s": 2.0,
             "straggler_interval": STRAGGLER_INTERVAL_S,
             "straggler_window": STRAGGLER_WINDOW_S,
