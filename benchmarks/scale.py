@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/scale.py --jobs 1000 --steady 600 --crashes 20 --json /tmp/scale-1k.json
 
-The stack (:mod:`benchmarks.scale.harness`): the embedded Temporal server on ports of its own, every Lazarus role in
-this process in act mode (real telemetry loop, detection, job workflows, ledger, Slurm adapter) over the simulated
-controller, and a writer process printing every job's log: a progress line and an INFO line every
+The stack (:mod:`benchmarks.scale.harness`): the embedded Temporal server on ports of its own, Lazarus in act mode
+(real telemetry loop, detection, job workflows, ledger, Slurm adapter) over the simulated controller: the telemetry
+and scheduler roles in this process, the control role in its own (``lazarus worker --role control``, as production
+runs roles; ``--one-process``: every role here), and a writer process printing every job's log: a progress line and an INFO line every
 ``--progress-every`` seconds (10 s), a checkpoint every ``--checkpoint-every`` (30 min, random phase). Jobs run on 2
 nodes each, under the default policy (hang budget 30 min, learned from step times, at least 2 min).
 
@@ -12,7 +13,7 @@ Phases: all jobs start at once; the ramp lasts until every job's workflow exists
 first digests pass; then a steady window of ``--steady`` seconds is measured, during which ``--crashes`` jobs,
 evenly spread over its first two thirds, print an Xid 79 and fail. Reported: workflow tasks, history events and
 bytes per job (from ``--sample`` quiet jobs' histories inside the window), where continue-as-new triggers, worker
-(this process, less the simulated controller's own CPU) and server CPU and RSS, telemetry cycle time, and crash
+CPU and RSS (this process, less the simulated controller's own CPU, and the control process) and server CPU and RSS, telemetry cycle time, and crash
 detection (failing line written -> anomaly recorded in the workflow), each crashed job's recovery checked.
 """
 
@@ -92,6 +93,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         ports=ports,
         progress_every_s=args.progress_every,
         checkpoint_every_s=args.checkpoint_every,
+        control_process=not args.one_process,
     )
     async with stack:
         jobs = stack.submit(args.jobs, NODES_PER_JOB)
@@ -104,6 +106,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         t0, mono0 = datetime.now(UTC), time.monotonic()
         w0, s0, c0, busy0 = proc_sample(worker_pid()), proc_sample(stack.server_pid), cycles(), stack.cluster.busy_s
         wr0 = proc_sample(stack.writer_pid)
+        ctl0 = proc_sample(stack.control_pid) if stack.control_pid else None
         gap = args.steady * 2 / 3 / max(1, len(victims))
         waits = []
         for victim in victims:
@@ -114,6 +117,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         t1, window_s = datetime.now(UTC), time.monotonic() - mono0
         w1, s1, c1, busy1 = proc_sample(worker_pid()), proc_sample(stack.server_pid), cycles(), stack.cluster.busy_s
         wr1 = proc_sample(stack.writer_pid)
+        ctl1 = proc_sample(stack.control_pid) if stack.control_pid else None
         crashes = list(await asyncio.gather(*waits))
         windows = [w for j in sample if (w := await sampled_window(stack, j.job_id, t0, t1)) is not None]
     hours = window_s / 3600
@@ -124,6 +128,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     detected = [float(c["detection_s"]) for c in crashes if "detection_s" in c]  # type: ignore[arg-type]
     again = [float(c["running_again_s"]) for c in crashes if "running_again_s" in c]  # type: ignore[arg-type]
     worker_cpu = (w1.cpu_s - w0.cpu_s) - (busy1 - busy0)
+    control_cpu = ctl1.cpu_s - ctl0.cpu_s if ctl0 and ctl1 else 0.0
     cycle_n = c1.count - c0.count
     return {
         "jobs": args.jobs,
@@ -137,12 +142,16 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "history_bytes_per_job_day": round(bytes_h * 24),
         "continue_as_new_after_hours": round(min(CAN_EVENTS / events_h, CAN_BYTES / bytes_h), 1) if events_h else None,
         "server_workflow_tasks_per_s": round(tasks_h * args.jobs / 3600, 1),
-        "worker_cpu_cores": round(worker_cpu / window_s, 3),
+        "worker_cpu_cores": round((worker_cpu + control_cpu) / window_s, 3),
+        "telemetry_worker_cpu_cores": round(worker_cpu / window_s, 3),
+        "control_worker_cpu_cores": round(control_cpu / window_s, 3) if ctl1 else None,
         "simulated_slurm_cpu_cores": round((busy1 - busy0) / window_s, 3),
         "writer_cpu_cores": round((wr1.cpu_s - wr0.cpu_s) / window_s, 3),
         "server_cpu_cores": round((s1.cpu_s - s0.cpu_s) / window_s, 3),
         "worker_rss_mib": round(w1.rss_mib),
         "worker_peak_rss_mib": round(w1.peak_rss_mib),
+        "control_rss_mib": round(ctl1.rss_mib) if ctl1 else None,
+        "control_peak_rss_mib": round(ctl1.peak_rss_mib) if ctl1 else None,
         "server_rss_mib": round(s1.rss_mib),
         "server_peak_rss_mib": round(s1.peak_rss_mib),
         "telemetry_cycles": int(cycle_n),
@@ -170,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ramp-timeout", type=float, default=3600.0)
     parser.add_argument("--port-base", type=int, default=62501)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--one-process", action="store_true", help="every Lazarus role in this process (the control role too)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     result = asyncio.run(run(args))

@@ -3,8 +3,11 @@
 - **Temporal**: the embedded dev server (``temporal server start-dev``, SQLite in WAL mode, as ``lazarus dev up``
   runs it) on ports and a state directory of its own (:class:`Ports`, ``/var/tmp/lazarus-scale/<name>``), on a fresh
   database every run: never the tests' ``lztest`` stack or a user's dev stack.
-- **Lazarus**: every role (control, scheduler, telemetry) of :func:`workers.host.run_workers` in this process, in
-  act mode: the real telemetry loop (lease, ``squeue --json`` parse, log tails, detection, digests), the real job
+- **Lazarus**: the roles of :func:`workers.host.run_workers`, in act mode. The scheduler and telemetry roles run in
+  this process (they share the simulated controller); with ``control_process`` (the scale benchmark) the control
+  role runs in its own process, ``lazarus worker --role control``, as production runs roles, so that workflow
+  tasks and the ledger's kill-switch queries do not compete with the telemetry loop for one interpreter; without
+  it, every role runs here. The real telemetry loop (lease, ``squeue --json`` parse, log tails, detection, digests), the real job
   workflows and node ledger, the real Slurm adapter (reads, restart with exclusions, drains) over
   :class:`lazarus.slurm.simulated.SimulatedTransport`.
 - **Jobs**: :class:`lazarus.slurm.simulated.SimulatedCluster` schedules them; their logs are written by
@@ -68,6 +71,7 @@ class Stack:
     checkpoint_every_s: float = 1800.0
     policy: dict[str, object] = field(default_factory=dict)
     ledger: dict[str, object] = field(default_factory=dict)
+    control_process: bool = False
 
     def __post_init__(self) -> None:
         self.root = STATE_ROOT / self.name
@@ -78,6 +82,7 @@ class Stack:
         self.cluster.on_start = self._started
         self.server: subprocess.Popen[bytes] | None = None
         self.writer: subprocess.Popen[bytes] | None = None
+        self.control: subprocess.Popen[bytes] | None = None
         self.crashes: dict[int, float] = {}  # job id -> when its failing line was written (epoch)
         self.starts: dict[int, list[float]] = {}  # job id -> when each attempt started (epoch)
         self._stop = asyncio.Event()
@@ -96,7 +101,10 @@ class Stack:
         setup_logging("WARNING")
         self.client = await connect(settings)
         slurm = SlurmClient(SimulatedTransport(self.cluster), command_timeout=30.0, verify_timeout=30.0)
-        self._worker = asyncio.create_task(run_workers(settings, list(ROLES), self._stop, slurm=slurm))
+        roles = [role for role in ROLES if not (self.control_process and role == "control")]
+        if self.control_process:
+            self._start_control()
+        self._worker = asyncio.create_task(run_workers(settings, roles, self._stop, slurm=slurm))
         self._start_writer()
         return self
 
@@ -107,7 +115,7 @@ class Stack:
                 await asyncio.wait_for(self._worker, 60)
             except Exception as failure:  # the worker's own error is the run's, not the teardown's
                 logger.warning(f"worker stopped with {failure!r}")
-        for proc in (self.writer, self.server):
+        for proc in (self.control, self.writer, self.server):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 try:
@@ -133,6 +141,13 @@ class Stack:
             if self.server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the Temporal server did not start; see {self.root / 'temporal.log'}")
             time.sleep(0.2)
+
+    def _start_control(self) -> None:
+        """The control role in a process of its own (as ``lazarus worker --role control`` runs in production)."""
+        lazarus = Path(sys.executable).with_name("lazarus")
+        argv = [str(lazarus), "--config", str(self.root / "lazarus.yaml"), "worker", "--role", "control"]
+        log = (self.root / "control.log").open("ab")
+        self.control = subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def _start_writer(self) -> None:
         argv = [sys.executable, "-m", "benchmarks.scale.writer", "--progress-every", str(self.progress_every_s)]
@@ -230,6 +245,11 @@ class Stack:
     def server_pid(self) -> int:
         assert self.server is not None
         return self.server.pid
+
+    @property
+    def control_pid(self) -> int | None:
+        """The control role's own process (None: it runs in this one)."""
+        return self.control.pid if self.control is not None else None
 
     @property
     def writer_pid(self) -> int:

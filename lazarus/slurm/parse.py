@@ -8,6 +8,7 @@ producing jobs with silently empty fields.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -35,8 +36,15 @@ def expand_nodes(text: str | None) -> list[str]:
     """Expand a Slurm hostlist as printed by Slurm; empty/``(null)`` gives []."""
     if text is None or text.strip() in _NULLS:
         return []
+    return list(_expanded(text.strip()))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _expanded(text: str) -> tuple[str, ...]:
+    """A hostlist's nodes, remembered: every cycle's ``squeue`` prints the same lists for the same jobs (at 10,000
+    jobs, expanding them again was a third of the scheduler query's parse)."""
     try:
-        return hostlists.expand(text.strip())
+        return tuple(hostlists.expand(text))
     except hostlist.BadHostlist:
         raise MalformedOutputError(f"Slurm printed a node list that is not a hostlist: {shorten(text)}") from None
 

@@ -26,6 +26,7 @@ read.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from lazarus import metrics
 from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
+from lazarus.detection.tail import FileTail
 from lazarus.errors import JobCommentError, LazarusError
 from lazarus.models import names
 from lazarus.models.diagnosis import FailureKind
@@ -60,7 +62,7 @@ from lazarus.telemetry.enrich import Enricher
 from lazarus.telemetry.liveness import AgentSightings, lost_nodes, node_failure, probe
 from lazarus.telemetry.logreads import BoundedReads, LogReadStalledError
 from lazarus.telemetry.metadata import job_details, job_summary
-from lazarus.telemetry.offsets import OffsetStore, end_tails, read_log
+from lazarus.telemetry.offsets import LogRead, OffsetStore, end_tails, read_if_grown, read_log
 from lazarus.telemetry.optin import mentions_lazarus, parse_opt_in, requested_policy
 from lazarus.telemetry.tracker import JobTracker
 
@@ -75,6 +77,9 @@ FINAL_READS = 16
 
 if TYPE_CHECKING:
     from lazarus.telemetry.leader import LeaderTerm
+
+# What one read of one file gave (None: the file had not grown), and the position it was read from.
+EarlyRead = tuple[FileTail, tuple[LogRead, FileTail | None] | None]
 
 
 def utcnow() -> datetime:
@@ -98,6 +103,7 @@ class TelemetryLoop:
         self._scheduler_seen_at: datetime | None = None  # the last squeue that answered
         self._delivery_paused = False  # a signal failed this cycle: the rest wait for the next one
         self._mode_read: asyncio.Future[Mode | None] | None = None  # this cycle's read of the cluster mode
+        self._early: dict[str, EarlyRead] = {}  # this cycle's reads of every known file, in one thread hop
 
     # ---- the cycle ----------------------------------------------------------------------------
 
@@ -177,35 +183,42 @@ class TelemetryLoop:
         return Mode(view.mode_override) if view.mode_override else None
 
     async def cycle(self) -> None:
-        self._delivery_paused, self._mode_read = False, None
+        self._delivery_paused, self._mode_read, self._early = False, None, {}
         try:
             ledger = await self.ensure_ledger()
             jobs = await self._jobs_while_tailing()
             now = self._scheduler_seen_at = utcnow()
             self._forget_gone({j.job_id for j in jobs})
             watched = [j for j in jobs if mentions_lazarus(j.comment) and j.name.startswith(self._prefix)]
+            self._early = await self._read_grown(watched)
             await self._each_job(watched, ledger, now)
             await self._deliver_waiting()
             await self._check_stragglers(now, {j.job_id: j for j in jobs})
             await self._check_liveness({j.job_id: j for j in jobs})
         finally:
+            self._early = {}
             if self.term:
                 self.term.cycle_ended(self.trackers, self.offsets)
 
     async def _each_job(self, jobs: list[JobSnapshot], ledger: str, now: datetime) -> None:
         """Every watched job's share of the cycle, :data:`JOBS_AT_ONCE` at a time (one job's own steps stay in
-        order; jobs share nothing but the offsets, each file its own entry)."""
-        slots = asyncio.Semaphore(JOBS_AT_ONCE)
+        order; jobs share nothing but the offsets, each file its own entry). :data:`JOBS_AT_ONCE` handlers take
+        the jobs in turn: 10,000 jobs are not 10,000 tasks queued on one semaphore (whose wake-ups cost a scan
+        of its waiters each)."""
+        pending = iter(jobs)
+        errors: list[Exception] = []
 
-        async def one(job: JobSnapshot) -> None:
-            async with slots:
-                await self._one_job(job, ledger, now)
+        async def handler() -> None:
+            for job in pending:
+                try:
+                    await self._one_job(job, ledger, now)
+                except Exception as exc:  # raised below, once every job's share has ended
+                    errors.append(exc)
 
-        outcomes = await asyncio.gather(*(one(job) for job in jobs), return_exceptions=True)
+        await asyncio.gather(*(handler() for _ in range(min(JOBS_AT_ONCE, len(jobs)))))
         # every job's share has ended before an unexpected error ends the cycle (none runs on into the next)
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
+        if errors:
+            raise errors[0]
 
     async def _one_job(self, job: JobSnapshot, ledger: str, now: datetime) -> None:
         """One job's share of the cycle; its trouble never holds up the other jobs."""
@@ -411,6 +424,27 @@ class TelemetryLoop:
         assert tracker.attempt is not None  # called after observe(), which always leaves the tracker an attempt
         self.offsets.start_at(tails, f"job {tracker.job_id} first seen at attempt {tracker.attempt.index}")
 
+    async def _read_grown(self, jobs: list[JobSnapshot]) -> dict[str, EarlyRead]:
+        """This cycle's read of every file the loop already reads on from a kept position, in one thread hop
+        (:meth:`BoundedReads.run_each`): a ``stat`` for a file that did not grow, a read for one that did.
+        :meth:`_tail` takes these results; a file left out (no position yet, or not reached in time) it reads
+        on its own."""
+        access_of: dict[int, LogAccess] = {}
+        reads: dict[str, Callable[[], tuple[LogRead, FileTail | None] | None]] = {}
+        prevs: dict[str, FileTail] = {}
+        max_bytes, files = self.settings.discovery.log_tail_max_bytes, self.offsets.state.files
+        for job in jobs:
+            tracker = self.trackers.get(job.job_id)
+            if tracker is None or tracker.closed or tracker.user_id is None:
+                continue
+            access = access_of.setdefault(tracker.user_id, self._access(tracker))
+            for path in tracker.log_paths:
+                if (prev := files.get(path)) is not None:
+                    prevs[path] = prev
+                    reads[path] = lambda p=path, f=prev, a=access: read_if_grown(p, f, max_bytes, a)  # type: ignore[misc]
+        done = await self.reads.run_each(reads) if reads else {}
+        return {path: (prevs[path], result) for path, result in done.items()}
+
     async def _tail(self, tracker: JobTracker, now: datetime) -> str | None:
         """New lines of the job's files, each read in a thread for a bounded time (see
         :mod:`lazarus.telemetry.logreads`); a refused or stalled file becomes a note on the job, sent once.
@@ -424,14 +458,19 @@ class TelemetryLoop:
             return refused
         unread: str | None = None
         for path in tracker.log_paths:
-            try:
-                result, tail = await self.reads.run(
-                    path, read_log, path, self.offsets.state.files.get(path), max_bytes, access
-                )
-            except LogReadStalledError as exc:
-                await self._note(tracker, str(exc))
-                unread = str(exc)
-                continue
+            prev = self.offsets.state.files.get(path)
+            early = self._early.pop(path, None)
+            if early is not None and early[0] is prev:  # read this cycle from the position still kept
+                if early[1] is None:
+                    continue  # it has not grown
+                result, tail = early[1]
+            else:
+                try:
+                    result, tail = await self.reads.run(path, read_log, path, prev, max_bytes, access)
+                except LogReadStalledError as exc:
+                    await self._note(tracker, str(exc))
+                    unread = str(exc)
+                    continue
             self.offsets.commit(path, tail)
             if tail is None:  # not opened: refused, missing, or an error
                 unread = result.refused or (result.notes[0] if result.notes else f"{path} could not be read")

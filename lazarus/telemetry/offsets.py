@@ -16,6 +16,7 @@ loop can run them in a thread and drop the result of one that took too long
 from __future__ import annotations
 
 import os
+import stat
 from typing import NamedTuple
 
 from loguru import logger
@@ -50,6 +51,24 @@ def read_log(path: str, prev: FileTail | None, max_bytes: int, access: LogAccess
     return LogRead(lines, notes), after.files.get(path)
 
 
+def unchanged(path: str, prev: FileTail) -> bool:
+    """``path`` is still the regular file ``prev`` read, and has not grown since: nothing to read (one ``lstat``;
+    anything else, a link or a replaced file included, is left to :func:`read_log` and its checks)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    same = stat.S_ISREG(info.st_mode) and (info.st_ino, info.st_dev) == (prev.inode, prev.device)
+    return same and info.st_size == prev.offset
+
+
+def read_if_grown(
+    path: str, prev: FileTail, max_bytes: int, access: LogAccess
+) -> tuple[LogRead, FileTail | None] | None:
+    """:func:`read_log` of ``path`` if it grew (or changed) since ``prev``; None when it did not."""
+    return None if unchanged(path, prev) else read_log(path, prev, max_bytes, access)
+
+
 def end_tails(paths: list[str], access: LogAccess) -> dict[str, FileTail]:
     """Positions at the current end of each file that can be opened (see :meth:`OffsetStore.start_at`)."""
     tails = {}
@@ -79,9 +98,9 @@ class OffsetStore:
         return result
 
     def commit(self, path: str, tail: FileTail | None) -> None:
-        """Keep ``path``'s new position (None: unchanged)."""
+        """Keep ``path``'s new position (None: unchanged), in place: one entry, whatever the number of files."""
         if tail is not None and tail != self.state.files.get(path):
-            self.state = TailState(files={**self.state.files, path: tail})
+            self.state.files[path] = tail
 
     def skip_to_end(self, paths: list[str], why: str, access: LogAccess | None = None) -> None:
         """Start reading files we hold no offset for at their current end."""
@@ -89,15 +108,13 @@ class OffsetStore:
 
     def start_at(self, tails: dict[str, FileTail], why: str) -> None:
         """Keep the end positions from :func:`end_tails` for files we still hold no offset for."""
-        files = dict(self.state.files)
+        files = self.state.files
         for path, tail in tails.items():
             if path in files:
                 continue
             files[path] = tail
             logger.info(f"{why}: reading {path} from its end ({tail.offset} bytes of earlier output skipped)")
-        self.state = TailState(files=files)
 
     def forget(self, paths: list[str]) -> None:
-        files = {p: f for p, f in self.state.files.items() if p not in paths}
-        if len(files) != len(self.state.files):
-            self.state = TailState(files=files)
+        for path in paths:
+            self.state.files.pop(path, None)

@@ -2,7 +2,8 @@
 
 Each runs as a subprocess, exactly as an operator runs it, on its own embedded Temporal server (ports 62621-62633,
 apart from the full runs' defaults) over the simulated Slurm controller: 50 watched jobs for a minute with crashes
-injected under that load, and 50 jobs failing at once on the same two nodes.
+injected under that load (the control role in a process of its own, as production runs it), and 50 jobs failing
+at once on the same two nodes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def test_fifty_watched_jobs_for_a_minute_are_measured_and_every_injected_crash_i
     assert float(result["crash_detection_p95_s"]) < 30  # type: ignore[arg-type]
     assert float(result["workflow_tasks_per_job_hour"]) > 0 and int(result["telemetry_cycles"]) > 0  # type: ignore[arg-type]
     assert int(result["worker_rss_mib"]) > 0 and int(result["server_rss_mib"]) > 0  # type: ignore[arg-type]
+    assert int(result["control_rss_mib"]) > 0  # type: ignore[arg-type]  # the control role in its own process
 
 
 @pytest.mark.timeout(600)
