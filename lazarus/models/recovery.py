@@ -195,6 +195,11 @@ class Attempt(_Model):
     resumed_at: datetime | None = Field(
         None, description="when the attempt last resumed from a suspension: its hang budget runs afresh from here"
     )
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps this attempt's hang clock (its digests said so): it signals a silence that "
+        "reaches the budget, and the workflow's own hang timer is only a backstop",
+    )
 
     @property
     def finished_training(self) -> bool:
@@ -296,6 +301,11 @@ class JobRecoveryInput(_Model):
         description="ids of the latest telemetry events "
         f"applied (at most {MAX_APPLIED_EVENT_IDS}): a redelivered one is ignored",
     )
+    follows_hang_clock: bool = Field(
+        False,
+        description="this run takes telemetry's hang clock (patch `telemetry-keeps-the-hang-clock`): set by "
+        "the run itself, never by the caller",
+    )
 
 
 # ---- events the telemetry loop sends (one signal per kind, `names.EVENT_SIGNALS`) -------------
@@ -338,6 +348,16 @@ class ProgressDigest(_JobEvent):
     first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")
     total_steps: int | None = Field(
         None, description="the total steps the progress lines declare (older telemetry: never sent)"
+    )
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps the attempt's hang clock: it signals a silence that reaches the budget "
+        "(older telemetry: never sent; the workflow's timer then runs at the budget)",
+    )
+    silent: bool = Field(
+        False,
+        description="telemetry's hang clock: the attempt has been silent for its budget, or telemetry has "
+        "not seen it for that long (the workflow checks telemetry's progress view before calling a hang)",
     )
 
 
