@@ -112,7 +112,12 @@ def test_a_digest_coalesced_over_an_undelivered_silent_one_still_says_the_silenc
     [digest] = box.pending
     assert digest.silent
     box.put(
-        [ProgressDigest(attempt=0, step=6, last_progress_at=later, observed_at=later + later - T0, hang_clock=True)], 0
+        [
+            ProgressDigest(
+                attempt=0, step=6, last_progress_at=later, observed_at=later + timedelta(seconds=9), hang_clock=True
+            )
+        ],
+        0,
     )
     [digest] = box.pending
     assert not digest.silent  # progress again, and seen: the silence is over
