@@ -122,6 +122,7 @@ class JobTracker:
     observed_at: datetime | None = None  # the last cycle that saw the job (fresh scheduler row, logs read)
     blind_reason: str | None = None  # why the latest cycle did not see it (None: it did)
     sight_back: bool = False  # seen again after a blind gap: the next digest is due at once (the heartbeat)
+    blind_after: timedelta = timedelta(seconds=15)  # the loop's setting, as last passed to saw()
     outbox: Outbox = field(init=False)
 
     def __post_init__(self) -> None:
@@ -131,7 +132,7 @@ class JobTracker:
         """This cycle saw the job: a fresh scheduler row and, while it runs, every output file read."""
         if self.blind_reason is not None and self.observed_at is not None and now - self.observed_at > blind_after:
             self.sight_back = True
-        self.observed_at, self.blind_reason = now, None
+        self.observed_at, self.blind_reason, self.blind_after = now, None, blind_after
 
     def missed(self, reason: str) -> None:
         """This cycle could not see the job (no scheduler row, or a log that could not be read)."""
@@ -257,7 +258,8 @@ class JobTracker:
         """The start of a silence that has reached the attempt's hang budget by telemetry's clock; None when
         there is none. The clock runs from the last sign of life (a step or a checkpoint line; a resume is a
         fresh start) and, while telemetry cannot see the job, from when it last did: a blind telemetry cannot
-        vouch for progress, so the workflow's check records a blind spell rather than a hang. It does not run
+        vouch for progress, so the workflow's check records a blind spell rather than a hang (only once the
+        progress view says blind, :meth:`blindness`: else the check would find the silence vouched for). It does not run
         before the attempt's first progress (the workflow's own start-up watchdog covers that) nor while Slurm
         holds the attempt suspended."""
         cur = self.attempt
@@ -266,9 +268,11 @@ class JobTracker:
         if cur.last_progress_at is None:
             return None
         since = max(t for t in (cur.last_progress_at, cur.resumed_at) if t is not None)
-        if self.blind_reason is not None and self.observed_at is not None:
+        budget = cur.hang.budget()
+        if self.observed_at is not None and self.blindness(now, self.blind_after) is not None:
             since = min(since, self.observed_at)
-        return since if now - since >= cur.hang.budget() else None
+            budget = max(budget, self.blind_after)
+        return since if now - since >= budget else None
 
     def digest_events(self, now: datetime, interval: timedelta) -> list[JobEvent]:
         """Coarse progress: at once for the first progress, a new checkpoint, a phase or budget change, sight

@@ -124,8 +124,9 @@ def test_no_silence_is_signalled_while_slurm_holds_the_attempt_suspended_and_a_r
     assert not any(d.silent for d in cycles(t, now, int(budget.total_seconds()) * 3))
     resumed = now + budget * 3
     t.observe(snap(), resumed)
-    assert t.silence(resumed + budget - timedelta(seconds=1)) is None
-    assert t.silence(resumed + budget) == resumed
+    after = cycles(t, resumed, int(budget.total_seconds()) + 1)
+    assert [d.last_progress_at for d in after if d.silent] == [t.attempt.last_progress_at]
+    assert t.attempt.silence_reported_for == resumed
 
 
 def test_before_the_first_progress_line_telemetry_keeps_no_clock():
@@ -133,3 +134,22 @@ def test_before_the_first_progress_line_telemetry_keeps_no_clock():
     t = JobTracker(job_id=7, layout_nodes=["node1"], policy=POLICY)
     t.observe(snap(), T0)
     assert cycles(t, T0, 3600 // 4) == [] and t.silence(T0 + timedelta(hours=1)) is None
+
+
+def test_a_short_blindness_is_no_silence_even_past_a_short_budget():
+    """The progress view calls telemetry blind only after ``blind_after``: before that the workflow's check would
+    find the silence vouched for, so a blind clock must not ring sooner (a healthy job would be called hung)."""
+    fast = Policy(hang_budget=timedelta(seconds=8), hang_budget_min=timedelta(seconds=4))
+    t = JobTracker(job_id=7, layout_nodes=["node1"], policy=fast)
+    t.observe(snap(), T0)
+    for s in range(20):  # a step every 0.5 s, seen every second
+        t.feed("out", s, f"LAZARUS step={s} loss=1.0", T0 + timedelta(seconds=s / 2))
+    t.saw(T0 + timedelta(seconds=10), timedelta(seconds=15))
+    assert t.attempt.hang.budget() == timedelta(seconds=4)
+    sent = []
+    for s in range(1, 20):  # the scheduler stops answering; the logs still grow
+        at = T0 + timedelta(seconds=10 + s)
+        t.feed("out", 100 + s, f"LAZARUS step={100 + s} loss=1.0", at)
+        t.missed("the scheduler has not answered for 1 s")
+        sent += [(s, d.silent) for d in t.digest_events(at, t.digest_interval())]
+    assert [s for s, silent in sent if silent] == [16]  # blind for longer than 15 s: only now
