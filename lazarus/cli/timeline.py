@@ -27,7 +27,8 @@ def _secs(a: datetime | None, b: datetime | None) -> str:
 def _freshness(attempt: Attempt) -> str:
     """How fresh the progress shown is: as of telemetry's last report on the attempt (its heartbeat, or the
     attempt's end), and when the last progress line was seen, if earlier. Telemetry reports progress coarsely
-    (on a checkpoint, and a little more often than once per hang budget), and once more when the attempt ends."""
+    (on a checkpoint, a phase or budget change, a silence, and a keep-alive every 25 minutes), and once more when
+    the attempt ends."""
     seen, progress = attempt.observed_at, attempt.last_progress_at
     if progress is not None and (seen is None or seen - progress < timedelta(seconds=1)):
         return f" (as of {_t(progress)})"

@@ -329,7 +329,8 @@ class AttemptStarted(_JobEvent):
 
 
 class ProgressDigest(_JobEvent):
-    """Coarse progress, sent on checkpoints and at most every few seconds; never per step."""
+    """Coarse progress, never per step: sent on the first progress, a checkpoint, a phase or budget change, sight
+    regained, a silence that reached the budget (``silent``) and as a keep-alive (lazarus/telemetry/tracker.py)."""
 
     type: Literal["progress"] = "progress"
     attempt: int = Field(ge=0)
