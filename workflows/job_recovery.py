@@ -193,6 +193,7 @@ class JobRecoveryWorkflow:
             stop_reason=self.s.stop_reason,
             hang_deadline=watchdog_deadline(self.s)[0] if budget else None,
             hang_budget=budget,
+            hang_clock=budget is not None and backstop_in_force(self.s),
             opt_in_notes=self.s.opt_in_notes,
             telemetry_notes=self.s.telemetry_notes,
             ledger_notes=self.s.ledger_notes,

@@ -524,6 +524,11 @@ class JobStatus(_Model):
     ledger_notes: list[str] = Field(default_factory=list, description="e.g. a drain waiting for corroboration")
     refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
     hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps the hang clock (a silence of hang_budget is checked at once); hang_deadline "
+        "is then the workflow's backstop",
+    )
     milestones: list[AttemptMilestones] = Field(
         default_factory=list,
         description="each attempt's milestones (fault, requeued, running, progress restored, completed); "

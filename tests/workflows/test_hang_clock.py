@@ -113,7 +113,7 @@ async def test_the_backstop_calls_a_hang_that_telemetry_never_signalled(ts_env):
         await wait_state(ts_env, run.handle, RecoveryState.VERIFYING)
         status = await run.handle.query(JobRecoveryWorkflow.status)
         await run.handle.terminate("test done")
-    assert quiet.state == RecoveryState.WATCHING and quiet.hang_deadline == now + BACKSTOP
+    assert quiet.state == RecoveryState.WATCHING and quiet.hang_deadline == now + BACKSTOP and quiet.hang_clock
     assert status.attempts[0].anomaly.kind.value == "hang"
 
 
