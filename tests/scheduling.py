@@ -30,6 +30,8 @@ SHARED_RESOURCES: dict[str, str] = {
     # the first free port of 19090-19110 (Prometheus, node agents): two workers would both pick the same one
     "tests/health/": "shared:ports-19090-19110",
     "tests/straggler/": "shared:ports-19090-19110",
+    # .tools/helm, fetched by the first session that misses it: one fetch, not two writing the same file
+    "tests/helm/": "shared:helm-binary",
 }
 
 # Units of work, slowest first (seconds of one serial run, rounded; `pytest --durations=0` per file).
