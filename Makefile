@@ -35,7 +35,7 @@ test: deps venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy lazarus workflows activities workers
-	$(VENV)/bin/pytest -q -p no:cacheprovider -rsR --reruns 1 tests/
+	$(VENV)/bin/pytest -q -p no:cacheprovider -rsR --reruns 1 -n 3 tests/
 
 down:
 	$(VENV)/bin/lazarus dev down

@@ -3,7 +3,11 @@
 ``slurm_cluster`` is a real 4-node Slurm 22.05 cluster (munge, MariaDB,
 slurmdbd, slurmctld, 4 slurmd with 4 fake GPUs each) dedicated to tests:
 state in ``/var/tmp/lazarus-test``, cluster ``lztest``, slurmctld 36817,
-slurmd 37001-37004, slurmdbd 36819, MariaDB 36306. It is brought up through
+slurmd 37001-37004, slurmdbd 36819, MariaDB 36306. Under pytest-xdist, worker
+``gw0`` uses that one and worker ``gwN`` its own cluster ``lztestN`` (state in
+``/var/tmp/lazarus-testN``, ports 38N17, 38N41-38N44, 38N19, 38N06): e2e tests
+drain, fill and reserve all 4 nodes, so no two workers share one
+(``cluster_settings``). It is brought up through
 ``lazarus.devstack`` (idempotent: a running one is reused) and left running
 between tests. At session end it is stopped unless
 ``LAZARUS_KEEP_TEST_CLUSTER=1`` or another pytest session is still using it
@@ -31,10 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xdist.remote import Producer
 
 from lazarus.config import DevSettings
 from lazarus.devstack import procs
 from lazarus.devstack.stack import DevStack, Parts
+from tests.scheduling import SharedResourceScheduling, order_slowest_first
 
 TEST_STATE_DIR = Path("/var/tmp/lazarus-test")
 TEST_DEV_SETTINGS = DevSettings(
@@ -49,7 +55,46 @@ TEST_DEV_SETTINGS = DevSettings(
     accounting=True,
     workers=False,
 )
+EXTRA_CLUSTER_PORT_BASE = 38000  # + 100 * N for worker gwN; reserved against ephemeral use like lztest's
 DEFAULT_JOB_TIME = "2"  # minutes: a test job that hangs is killed by Slurm, not left running
+
+
+def xdist_worker_index() -> int:
+    """0 outside pytest-xdist and on its worker gw0; N on worker gwN."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+
+
+def cluster_settings(worker: int) -> DevSettings:
+    """The test cluster of xdist worker ``worker``: ``lztest`` for worker 0 (and a run without xdist),
+    ``lztest<worker>`` with its own state directory and ports for the others."""
+    if worker == 0:
+        return TEST_DEV_SETTINGS
+    if not 0 < worker < 10:
+        raise ValueError(f"test clusters exist for xdist workers gw0-gw9, not gw{worker}")
+    base = EXTRA_CLUSTER_PORT_BASE + 100 * worker
+    return TEST_DEV_SETTINGS.model_copy(
+        update={
+            "state_dir": Path(f"{TEST_STATE_DIR}{worker}"),
+            "cluster_name": f"lztest{worker}",
+            "slurmctld_port": base + 17,
+            "slurmd_port0": base + 41,
+            "slurmdbd_port": base + 19,
+            "mysql_port": base + 6,
+        }
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> SharedResourceScheduling:
+    """Under ``-n N``: whole files (or files sharing a fixed resource) per worker, slowest first."""
+    return SharedResourceScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, collect the slowest units of work first (every worker sorts alike)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        order_slowest_first(items)
 
 
 def temporal_bin() -> str:
@@ -70,6 +115,7 @@ class SlurmCluster:
     env: dict[str, str]
     nodes: list[str]
     state_dir: Path
+    dev: DevSettings = field(default_factory=lambda: TEST_DEV_SETTINGS)  # the settings it was brought up with
     job_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="lztest-jobs-")))
 
     def run(self, *argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -184,18 +230,20 @@ def _live_leases(leases: Path) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[SlurmCluster]:
-    stack = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False))
-    with _sessions_lock(TEST_STATE_DIR) as leases:
+    dev = cluster_settings(xdist_worker_index())
+    stack = DevStack(dev, Parts(temporal=False, workers=False))
+    with _sessions_lock(dev.state_dir) as leases:
         leases.mkdir(exist_ok=True)
         (leases / str(os.getpid())).touch()
     stack.up()
     yield SlurmCluster(
         slurm_conf=stack.layout.slurm_conf,
         env=stack.slurm_env(),
-        nodes=[f"node{i}" for i in range(1, TEST_DEV_SETTINGS.nodes + 1)],
-        state_dir=TEST_STATE_DIR,
+        nodes=[f"node{i}" for i in range(1, dev.nodes + 1)],
+        state_dir=dev.state_dir,
+        dev=dev,
     )
-    with _sessions_lock(TEST_STATE_DIR) as leases:
+    with _sessions_lock(dev.state_dir) as leases:
         (leases / str(os.getpid())).unlink(missing_ok=True)
         if not _live_leases(leases) and os.environ.get("LAZARUS_KEEP_TEST_CLUSTER") != "1":
             stack.down()

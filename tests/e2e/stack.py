@@ -30,7 +30,7 @@ from lazarus.models.names import workflow_id
 from lazarus.models.recovery import JobStatus
 from lazarus.models.search_attributes import SEARCH_ATTRIBUTES
 from lazarus.temporal_client import connect
-from tests.conftest import SlurmCluster, submit_job
+from tests.conftest import SlurmCluster, submit_job, xdist_worker_index
 from workflows.job_recovery import JobRecoveryWorkflow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,18 +103,24 @@ TEST_POLICIES = {
 }
 
 
+FREE_PORTS_PER_WORKER = 3000  # 20000-31999 in 4 slices: xdist workers gw0-gw3 never pick the same port
+
+
 def free_port() -> int:
     """A free port below Linux's ephemeral range (32768-60999), where the kernel's own outgoing
-    connections cannot grab it between this check and the server's bind."""
+    connections cannot grab it between this check and the server's bind. Each pytest-xdist worker
+    picks from its own slice of 20000-31999: another worker cannot take a port chosen here before
+    its server binds it (agents' ports are chosen at the session's start and bound much later)."""
+    low = 20000 + FREE_PORTS_PER_WORKER * (xdist_worker_index() % 4)
     for _ in range(200):
-        port = random.randint(20000, 32000)
+        port = random.randint(low, low + FREE_PORTS_PER_WORKER - 1)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError("no free port in 20000-32000")
+    raise RuntimeError(f"no free port in {low}-{low + FREE_PORTS_PER_WORKER - 1}")
 
 
 def wait_port(port: int, timeout: float = 30, proc: subprocess.Popen | None = None) -> None:

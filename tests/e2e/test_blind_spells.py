@@ -18,7 +18,7 @@ import pytest
 from lazarus.devstack import procs
 from lazarus.devstack.stack import DevStack, Parts
 from lazarus.models.recovery import JobStatus, RecoveryState
-from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster, assert_eventually
+from tests.conftest import SlurmCluster, assert_eventually
 from tests.e2e.helpers import lazarus_cli, restarts, wait_state
 from tests.e2e.stack import POLICY, TEST_POLICIES, submit_training
 
@@ -30,7 +30,7 @@ FREEZE_S = 30.0  # several times the test policy's hang budget (8 s), a few sque
 @asynccontextmanager
 async def frozen_controller(cluster: SlurmCluster) -> AsyncIterator[None]:
     """slurmctld stopped with SIGSTOP (it holds its connections and answers nothing) until the block ends."""
-    marker = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False)).marker
+    marker = DevStack(cluster.dev, Parts(temporal=False, workers=False)).marker
     pid = procs.marked_pid(cluster.pid_file("slurmctld"), marker)
     assert pid is not None, "the test cluster's slurmctld is not running"
     os.kill(pid, signal.SIGSTOP)

@@ -123,7 +123,13 @@ def stack_down(e2e: E2EStack, tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("args,words", REFUSED, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def _refused_id(value: object) -> str | None:
+    """The command line, with the session's policy name as ``POLICY``: every xdist worker has its own
+    session (and pid), and all workers must collect the same test ids."""
+    return " ".join(value).replace(POLICY, "POLICY") if isinstance(value, tuple) else None
+
+
+@pytest.mark.parametrize("args,words", REFUSED, ids=_refused_id)
 def test_a_wrong_input_is_refused_in_one_sentence(e2e, args, words):
     assert_one_sentence(run(e2e.config_path, e2e, *args), words)
 

@@ -97,7 +97,9 @@ async def test_a_hardware_fault_moves_the_job_to_the_spare_and_the_pool_is_refil
 ) -> None:
     for node in [*MEMBERS, OTHER]:  # an operator's resume: earlier tests' implications of these nodes no longer count
         lazarus_cli(e2e, "nodes", "resume", node, "--comment", "spares test: a clean slate")
-    other = submit_job(e2e.cluster, "sleep 300", nodes=1, nodelist=OTHER, output="/dev/null")
+    # Busy until the test cancels it: with the default 2-minute limit, a slow run saw it end on its own and the
+    # pool refilled from the node it freed before the test looked for the shortfall.
+    other = submit_job(e2e.cluster, "sleep 600", nodes=1, nodelist=OTHER, output="/dev/null", time="10")
     try:
         await assert_eventually(
             lambda: e2e.cluster.run("squeue", "-h", "-o", "%T", "-j", str(other)).stdout.strip() == "RUNNING",

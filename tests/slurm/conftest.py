@@ -14,8 +14,8 @@ from lazarus.models.slurm import JobState
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.ssh import SshTransport
 from lazarus.slurm.transport import CommandResult, LocalTransport, Transport
-from tests.conftest import SlurmCluster, assert_eventually, submit_job
-from tests.slurm.sshd import Sshd, start_sshd
+from tests.conftest import SlurmCluster, assert_eventually, submit_job, xdist_worker_index
+from tests.slurm.sshd import SSHD_PORT, Sshd, start_sshd
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -64,7 +64,7 @@ def local_client(recorder: RecordingTransport) -> SlurmClient:
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    server = start_sshd(tmp_path_factory.mktemp("sshd"), SSHD_PORT + xdist_worker_index())  # one per xdist worker
     try:
         yield server
     finally:

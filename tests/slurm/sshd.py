@@ -1,4 +1,4 @@
-"""A real Debian OpenSSH server on 127.0.0.1:12222 for the SSH transport specs.
+"""A real Debian OpenSSH server on 127.0.0.1:12222 (12222 + N for pytest-xdist worker gwN) for the SSH transport specs.
 
 Everything lives in one temporary directory: its own host key, client key,
 authorized_keys, known_hosts and sshd_config. sshd runs in the foreground

@@ -22,7 +22,7 @@ from lazarus.models.slurm import JobState, RestartRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import ControllerUnreachableError
 from lazarus.slurm.transport import LocalTransport
-from tests.conftest import TEST_DEV_SETTINGS, SlurmCluster
+from tests.conftest import SlurmCluster
 from tests.slurm.conftest import RecordingTransport, impatient_slurm_conf, running_two_node_job, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
 @pytest.fixture
 def stopped_controller(slurm_cluster: SlurmCluster) -> Iterator[None]:
     """Stop only the test cluster's slurmctld (by its pid file and marker); always start it again."""
-    stack = DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False))
+    stack = DevStack(slurm_cluster.dev, Parts(temporal=False, workers=False))
     pid = procs.marked_pid(slurm_cluster.pid_file("slurmctld"), stack.marker)
     assert pid is not None, "the test cluster's slurmctld is not running"
     try:
@@ -69,7 +69,7 @@ async def test_stopped_controller_is_a_retryable_error_and_nothing_changes(
     print(f"controller-down errors after {elapsed:.1f} s")
 
     # Back up (the fixture's finaliser runs at teardown; bring it up now to compare state).
-    DevStack(TEST_DEV_SETTINGS, Parts(temporal=False, workers=False)).up()
+    DevStack(slurm_cluster.dev, Parts(temporal=False, workers=False)).up()
     after = await local_client.job(job_id)
     assert after.state is JobState.RUNNING and after.restarts == 0 and after.nodes == before.nodes
     assert after.excluded_nodes == [] and not after.held

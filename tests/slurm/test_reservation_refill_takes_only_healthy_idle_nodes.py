@@ -13,7 +13,7 @@ from lazarus.models.slurm import JobState, NodeAction
 from lazarus.models.spares import RefillRequest
 from lazarus.slurm.client import SlurmClient
 from lazarus.slurm.errors import UnknownReservationError
-from tests.conftest import SlurmCluster, assert_eventually, submit_job
+from tests.conftest import SlurmCluster, assert_eventually, job_output, submit_job
 from tests.slurm.conftest import RecordingTransport, writes
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.asyncio]
@@ -70,11 +70,14 @@ async def test_busy_drained_and_distrusted_nodes_are_never_taken(
     restore_nodes: None,
 ) -> None:
     await local_client.drain(NodeAction(nodes=["node3"], reason="lazarus test: spare pool"))
-    busy = submit_job(slurm_cluster, "sleep 60", nodelist="node4")
+    busy = submit_job(slurm_cluster, "echo started; sleep 60", nodelist="node4")
     jobs.append(busy)
 
     async def node4_busy() -> bool:
-        return (await local_client.job(busy)).state is JobState.RUNNING
+        # Its script runs: a job cancelled while slurmd still launches it can leave node4 completing for minutes.
+        output = job_output(slurm_cluster, busy)
+        running = (await local_client.job(busy)).state is JobState.RUNNING
+        return running and output.exists() and "started" in output.read_text()
 
     await assert_eventually(node4_busy, timeout=60)
     result = await local_client.refill_reservation(RefillRequest(reservation=reservation, distrusted=["node1"]))
