@@ -16,7 +16,9 @@ name may answer or switch the job's mode: the caller is read from the message's
 ``lazarus-caller`` header (:mod:`workflows.callers`), never from its text.
 
 The class only receives messages, keeps the one watchdog timer and performs
-effects. What an event means is decided by the pure function
+effects. Where telemetry keeps the hang clock (patch ``telemetry-keeps-the-hang-clock``,
+:mod:`workflows.patches`), a ``silent`` digest starts the hang check and the
+timer is a backstop (:data:`workflows.timers.BACKSTOP`). What an event means is decided by the pure function
 :func:`workflows.transitions.apply`: wait for an incident (anomaly event,
 failed attempt end, or the hang watchdog) → decide (``workflows.decision``) →
 publish advice → in act mode, or once approved, isolate and restart
@@ -81,8 +83,8 @@ with workflow.unsafe.imports_passed_through():
         WorkflowStarted,
     )
     from workflows.notifier import Notifier
-    from workflows.patches import DECISION_PATCHES
-    from workflows.transitions import answer_refusal, apply, hang_budget_now, watchdog_deadline
+    from workflows.patches import DECISION_PATCHES, TELEMETRY_KEEPS_THE_HANG_CLOCK
+    from workflows.transitions import answer_refusal, apply, backstop_in_force, hang_budget_now, watchdog_deadline
     from workflows.watchdog import Watchdog
 
 
@@ -191,6 +193,7 @@ class JobRecoveryWorkflow:
             stop_reason=self.s.stop_reason,
             hang_deadline=watchdog_deadline(self.s)[0] if budget else None,
             hang_budget=budget,
+            hang_clock=budget is not None and backstop_in_force(self.s),
             opt_in_notes=self.s.opt_in_notes,
             telemetry_notes=self.s.telemetry_notes,
             ledger_notes=self.s.ledger_notes,
@@ -234,6 +237,7 @@ class JobRecoveryWorkflow:
 
     @workflow.run
     async def run(self, inp: JobRecoveryInput) -> JobStatus:
+        self.s.follows_hang_clock = workflow.patched(TELEMETRY_KEEPS_THE_HANG_CLOCK)
         attributes.upsert_job(self.s, self.mode)
         await self._feed(WorkflowStarted())
         while self.s.state not in TERMINAL_STATES:
@@ -259,7 +263,8 @@ class JobRecoveryWorkflow:
     async def _next(self) -> None:
         """Wait for events or the watchdog; apply them up to and including the first incident."""
         deadline, summary = watchdog_deadline(self.s)
-        self._watchdog.arm(deadline, summary)
+        # a backstop moves later with each digest: replaced then (no extra workflow task), not left to fire early
+        self._watchdog.arm(deadline, summary, replace_later=backstop_in_force(self.s))
         await workflow.wait_condition(lambda: bool(self._events) or self._watchdog.fired)
         if self._watchdog.fired and not self._events:
             fired_for = self._watchdog.take()

@@ -35,3 +35,11 @@ a restarted slurmctld); Lazarus leaves it to Slurm and watches for its end. Befo
 restarted (or stopped) like any hang."""
 
 DECISION_PATCHES: tuple[str, ...] = (BOUND_TO_ALLOCATION, STOP_CANCELS, EXPEDITES, FINISHING_IS_NOT_HUNG)
+
+TELEMETRY_KEEPS_THE_HANG_CLOCK = "telemetry-keeps-the-hang-clock"
+"""Telemetry keeps an attempt's hang clock once its digests say so (``ProgressDigest.hang_clock``): a digest
+marked ``silent`` makes the workflow check telemetry's progress view at once (as its watchdog does when it fires),
+and the workflow's own hang timer becomes a backstop at ``max(budget, BACKSTOP)`` after the last progress
+(workflows/timers.py), replaced when a digest moves it later. Asked once, when a run starts; the run keeps the
+answer in ``JobRecoveryInput.follows_hang_clock``. Before it, the hang timer ran at the budget and telemetry sent a
+digest every three quarters of it (40-45 workflow tasks per job-hour at a 2-minute budget)."""

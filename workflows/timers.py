@@ -38,14 +38,22 @@ def hang_budget_in_force(policy: Policy, attempt: Attempt) -> HangBudgetInForce:
     )
 
 
-def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:
+BACKSTOP = timedelta(minutes=30)
+"""Where telemetry keeps the hang clock, the workflow's own hang timer waits at least this long after the last
+progress: a telemetry that stopped signalling still cannot leave a hang unseen forever. Telemetry's keep-alive
+(``lazarus.telemetry.tracker.KEEP_ALIVE``) comes sooner, so a healthy job's timer never fires."""
+
+
+def hang_deadline(policy: Policy, attempt: Attempt, backstop: bool = False) -> datetime | None:
     """When the hang watchdog fires for a running attempt; None when it must not run.
 
     The silence is counted from the last sign of life telemetry reported (a step or a checkpoint start),
     or from the attempt's start before any. While Lazarus is blind to the attempt (an open blind spell), the
     watchdog only checks again now and then (:mod:`workflows.blindness`). Never counted from before the
     attempt's last resume: a suspended attempt (``scontrol suspend``) has no hang watchdog, and a resumed one
-    gets a fresh budget.
+    gets a fresh budget. With ``backstop`` (telemetry keeps the attempt's hang clock and signals a silence that
+    reaches the budget), the timer waits ``max(budget, BACKSTOP)`` instead, unless a blind spell is open: then
+    the rechecks run as they always did.
     """
     if attempt.started_at is None or attempt.ended_at is not None or attempt.suspended_at is not None:
         return None
@@ -53,6 +61,7 @@ def hang_deadline(policy: Policy, attempt: Attempt) -> datetime | None:
     if attempt.resumed_at is not None:
         since = max(since, attempt.resumed_at)
     budget = hang_budget(policy, attempt)
-    deadline = since + budget
     recheck = recheck_deadline(attempt, budget)
-    return max(deadline, recheck) if recheck else deadline
+    if recheck is not None:
+        return max(since + budget, recheck)
+    return since + (max(budget, BACKSTOP) if backstop else budget)

@@ -104,10 +104,24 @@ def watchdog_deadline(state: JobRecoveryInput) -> tuple[datetime | None, str | N
     the attempt-start watchdog while a requeue waits for its next attempt; else none."""
     attempt = state.attempts[-1] if state.attempts else None
     if attempt and state.state == RecoveryState.WATCHING and not _decided(state, attempt):
-        return hang_deadline(state.policy, attempt), f"hang watchdog (attempt {attempt.index})"
+        return hang_deadline(
+            state.policy, attempt, backstop_in_force(state)
+        ), f"hang watchdog (attempt {attempt.index})"
     if attempt and state.state == RecoveryState.VERIFYING and state.verify_deadline:
         return state.verify_deadline, f"attempt-start watchdog (attempt {attempt.index + 1})"
     return None, None
+
+
+def backstop_in_force(state: JobRecoveryInput) -> bool:
+    """Telemetry keeps the current attempt's hang clock and this run follows it: the hang timer is a backstop
+    (``workflows.timers.BACKSTOP``), replaced whenever progress moves it later."""
+    attempt = state.attempts[-1] if state.attempts else None
+    return (
+        state.follows_hang_clock
+        and state.state == RecoveryState.WATCHING
+        and attempt is not None
+        and attempt.hang_clock
+    )
 
 
 def hang_budget_now(state: JobRecoveryInput) -> HangBudgetInForce | None:
@@ -184,7 +198,27 @@ def _progress(c: Change, event: ProgressDigest) -> None:
     attempt.checkpointing = event.checkpointing
     attempt.hang_budget = event.hang_budget or attempt.hang_budget
     attempt.total_steps = event.total_steps or attempt.total_steps
+    attempt.hang_clock = event.hang_clock
     _sight_back(c, attempt, event.observed_at)  # the digest is telemetry's heartbeat
+    if event.silent and c.s.follows_hang_clock and _hang_watch_runs(c, attempt):
+        _check_progress(c, attempt)  # telemetry's hang clock ran out: the check the watchdog would make
+
+
+def _hang_watch_runs(c: Change, attempt: Attempt) -> bool:
+    """The hang watchdog runs for this attempt: the current one, watched, undecided, undiagnosed, running."""
+    current = c.current_attempt
+    return (
+        current is attempt
+        and c.s.state == RecoveryState.WATCHING
+        and not _decided(c.s, attempt)
+        and (attempt.anomaly is None or attempt.anomaly.kind == FailureKind.STRAGGLER)
+        and hang_deadline(c.s.policy, attempt) is not None
+    )
+
+
+def _check_progress(c: Change, attempt: Attempt) -> None:
+    """Ask telemetry for its progress view before calling a hang (``ProgressChecked`` answers)."""
+    c.emit(CheckProgress(query=ProgressQuery(job_id=c.s.job_id, attempt=attempt.index), task_queue=c.s.telemetry_queue))
 
 
 def _sight_back(c: Change, attempt: Attempt, at: datetime | None) -> None:
@@ -292,9 +326,7 @@ def _watchdog_fired(c: Change, _: WatchdogFired) -> None:
         c.s.verify_deadline = c.now + c.s.policy.attempt_start_timeout
         acting.release_if_held(c)
     elif attempt.anomaly is None or attempt.anomaly.kind == FailureKind.STRAGGLER:  # else already diagnosed
-        c.emit(
-            CheckProgress(query=ProgressQuery(job_id=c.s.job_id, attempt=attempt.index), task_queue=c.s.telemetry_queue)
-        )
+        _check_progress(c, attempt)
 
 
 def _progress_checked(c: Change, checked: ProgressChecked) -> None:

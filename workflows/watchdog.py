@@ -4,7 +4,10 @@ A timer is not cancelled and restarted for every progress digest (that would
 cost two history events per digest): it keeps running while the wanted
 deadline is later than its own, and when it fires early the deadline is simply
 re-evaluated and a new timer set. A timer is replaced only when the deadline
-moves earlier. Workflow code only: it reads workflow time and starts timers.
+moves earlier, or, with ``replace_later``, when it moves later: the hang backstop, which
+rare digests move on by many minutes, is replaced in the digest's own workflow task rather
+than left to fire early and cost a task of its own. Workflow code only: it reads workflow
+time and starts timers.
 
 Decisions never compare with ``workflow.now()`` at the moment a timer fires: on a workflow task that was
 retried after a worker died (a transient task), the time a live worker sees can differ from the time a
@@ -29,10 +32,13 @@ class Watchdog:
     def fired(self) -> bool:
         return self._timer is not None and self._timer.done()
 
-    def arm(self, deadline: datetime | None, summary: str | None) -> None:
-        """Keep, replace or cancel the timer so that it fires no later than ``deadline`` (None: cancel)."""
+    def arm(self, deadline: datetime | None, summary: str | None, replace_later: bool = False) -> None:
+        """Keep, replace or cancel the timer so that it fires no later than ``deadline`` (None: cancel); with
+        ``replace_later``, at ``deadline`` exactly (a timer for an earlier deadline is replaced too)."""
         if self._timer is not None and not self._timer.done():
-            if deadline is not None and self._deadline is not None and self._deadline <= deadline:
+            if replace_later and deadline is not None and self._armed_for == deadline:
+                return  # already set for it
+            if not replace_later and deadline is not None and self._deadline is not None and self._deadline <= deadline:
                 return  # fires first; the deadline is re-checked then
             self._timer.cancel()
         self._timer, self._deadline, self._armed_for = None, None, None

@@ -27,7 +27,8 @@ def _secs(a: datetime | None, b: datetime | None) -> str:
 def _freshness(attempt: Attempt) -> str:
     """How fresh the progress shown is: as of telemetry's last report on the attempt (its heartbeat, or the
     attempt's end), and when the last progress line was seen, if earlier. Telemetry reports progress coarsely
-    (on a checkpoint, and a little more often than once per hang budget), and once more when the attempt ends."""
+    (on a checkpoint, a phase or budget change, a silence, and a keep-alive every 25 minutes), and once more when
+    the attempt ends."""
     seen, progress = attempt.observed_at, attempt.last_progress_at
     if progress is not None and (seen is None or seen - progress < timedelta(seconds=1)):
         return f" (as of {_t(progress)})"
@@ -148,11 +149,15 @@ def expedite_notes(adv: Advice) -> list[str]:
     return lines
 
 
-def hang_line(budget: HangBudgetInForce, deadline: datetime | None) -> str:
-    """The hang watchdog in force for the running attempt: its budget, where it comes from, when it fires."""
+def hang_line(budget: HangBudgetInForce, deadline: datetime | None, telemetry_clock: bool = False) -> str:
+    """The hang watchdog in force for the running attempt: its budget, where it comes from, when it fires (where
+    telemetry keeps the clock, the silence it checks at once, and the workflow's backstop)."""
+    fires = f"fires at {_t(deadline)}"
+    if telemetry_clock:
+        fires = f"kept by telemetry (a silence that long is checked at once); the backstop {fires}"
     return (
         f"  hang watchdog: budget {budget.budget.total_seconds():g} s ({_PHASES[budget.phase.value]}; "
-        f"{_SOURCES[budget.source]}), fires at {_t(deadline)} unless progress comes first"
+        f"{_SOURCES[budget.source]}), {fires} unless progress comes first"
     )
 
 
@@ -174,7 +179,7 @@ def render_timeline(status: JobStatus, link: str) -> str:
     out.extend(f"  telemetry: {note}" for note in status.telemetry_notes)
     out.extend(f"  node ledger: {note}" for note in status.ledger_notes)
     if status.hang_budget:
-        out.append(hang_line(status.hang_budget, status.hang_deadline))
+        out.append(hang_line(status.hang_budget, status.hang_deadline, status.hang_clock))
     if status.refused_answers:
         out.append(refused_line(status.refused_answers))
     rows = {row.attempt: row for row in with_milestones(status).milestones}

@@ -195,6 +195,11 @@ class Attempt(_Model):
     resumed_at: datetime | None = Field(
         None, description="when the attempt last resumed from a suspension: its hang budget runs afresh from here"
     )
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps this attempt's hang clock (its digests said so): it signals a silence that "
+        "reaches the budget, and the workflow's own hang timer is only a backstop",
+    )
 
     @property
     def finished_training(self) -> bool:
@@ -296,6 +301,11 @@ class JobRecoveryInput(_Model):
         description="ids of the latest telemetry events "
         f"applied (at most {MAX_APPLIED_EVENT_IDS}): a redelivered one is ignored",
     )
+    follows_hang_clock: bool = Field(
+        False,
+        description="this run takes telemetry's hang clock (patch `telemetry-keeps-the-hang-clock`): set by "
+        "the run itself, never by the caller",
+    )
 
 
 # ---- events the telemetry loop sends (one signal per kind, `names.EVENT_SIGNALS`) -------------
@@ -319,7 +329,8 @@ class AttemptStarted(_JobEvent):
 
 
 class ProgressDigest(_JobEvent):
-    """Coarse progress, sent on checkpoints and at most every few seconds; never per step."""
+    """Coarse progress, never per step: sent on the first progress, a checkpoint, a phase or budget change, sight
+    regained, a silence that reached the budget (``silent``) and as a keep-alive (lazarus/telemetry/tracker.py)."""
 
     type: Literal["progress"] = "progress"
     attempt: int = Field(ge=0)
@@ -338,6 +349,16 @@ class ProgressDigest(_JobEvent):
     first_progress_at: datetime | None = Field(None, description="when telemetry read that first progress line")
     total_steps: int | None = Field(
         None, description="the total steps the progress lines declare (older telemetry: never sent)"
+    )
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps the attempt's hang clock: it signals a silence that reaches the budget "
+        "(older telemetry: never sent; the workflow's timer then runs at the budget)",
+    )
+    silent: bool = Field(
+        False,
+        description="telemetry's hang clock: the attempt has been silent for its budget, or telemetry has "
+        "not seen it for that long (the workflow checks telemetry's progress view before calling a hang)",
     )
 
 
@@ -503,6 +524,11 @@ class JobStatus(_Model):
     ledger_notes: list[str] = Field(default_factory=list, description="e.g. a drain waiting for corroboration")
     refused_answers: list[RefusedAnswer] = Field(default_factory=list, description="answers by signal refused")
     hang_budget: HangBudgetInForce | None = Field(None, description="the hang budget behind hang_deadline")
+    hang_clock: bool = Field(
+        False,
+        description="telemetry keeps the hang clock (a silence of hang_budget is checked at once); hang_deadline "
+        "is then the workflow's backstop",
+    )
     milestones: list[AttemptMilestones] = Field(
         default_factory=list,
         description="each attempt's milestones (fault, requeued, running, progress restored, completed); "

@@ -592,6 +592,9 @@ class TelemetryLoop:
             cur = tracker.attempt
             if not tracker.closed and cur and cur.started_reported and not cur.ended_reported:
                 await self._tail(tracker, utcnow())
+                # the hang clock runs on: a budget without sight is told (the workflow records a blind spell)
+                tracker.outbox.put(tracker.digest_events(utcnow(), tracker.digest_interval()), cur.index)
+                await self._deliver(tracker)
 
     def progress_view(self, query: ProgressQuery) -> ProgressView:
         """Telemetry's view of one attempt for the hang watchdog, saying whether telemetry can vouch for it."""

@@ -65,9 +65,10 @@ class Outbox:
             if event.id is None:
                 event = event.model_copy(update={"id": event_id(self.job_id, event, attempt)})
             if isinstance(event, ProgressDigest):
-                self.pending = [
-                    e for e in self.pending if not (isinstance(e, ProgressDigest) and e.attempt == event.attempt)
-                ]
+                older = [e for e in self.pending if isinstance(e, ProgressDigest) and e.attempt == event.attempt]
+                if any(_same_silence(e, event) for e in older):
+                    event = event.model_copy(update={"silent": True})  # a coalesced digest keeps the hang clock's word
+                self.pending = [e for e in self.pending if e not in older]
             self.pending.append(event)
         while len(self.pending) > MAX_PENDING:
             victim = next((e for e in self.pending if isinstance(e, _EXPENDABLE)), self.pending[0])
@@ -86,3 +87,8 @@ class Outbox:
 
     def clear(self) -> None:
         self.pending.clear()
+
+
+def _same_silence(older: ProgressDigest, newer: ProgressDigest) -> bool:
+    """``older`` said the silence reached the budget and ``newer`` shows no progress or no sight since."""
+    return older.silent and (newer.last_progress_at == older.last_progress_at or newer.observed_at == older.observed_at)

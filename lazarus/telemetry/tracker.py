@@ -10,7 +10,14 @@ It also knows when telemetry last *saw* the job: a cycle with a fresh
 scheduler row for it and, while it runs, every output file read. Progress
 digests carry that time (the heartbeat), and the progress view says when
 telemetry is blind to the job, so the hang watchdog never decides on missing
-data. Its :class:`~lazarus.telemetry.outbox.Outbox` holds the events not
+data.
+
+It keeps each attempt's **hang clock** (telemetry reads every line every
+cycle; the workflow need not hear each step): a digest goes out only for the
+first progress, a new checkpoint, a phase or budget change, sight regained, a
+keep-alive every :data:`KEEP_ALIVE` while the job steps, and once when the
+silence reaches the budget (``silent``; the workflow then checks the progress
+view, and its own timer is only a backstop, ``workflows.timers.BACKSTOP``). Its :class:`~lazarus.telemetry.outbox.Outbox` holds the events not
 delivered yet.
 """
 
@@ -41,8 +48,9 @@ from lazarus.telemetry.outbox import Outbox
 # After the first failure line, wait this long for the rest of the failure (the
 # root error is often printed by another rank a moment later) before reporting.
 SETTLE = timedelta(seconds=1)
-MIN_DIGEST_INTERVAL = timedelta(seconds=2)
-MAX_DIGEST_INTERVAL = timedelta(minutes=30)
+KEEP_ALIVE = timedelta(minutes=25)
+"""A stepping job's digest at least this often: it moves the workflow's backstop (30 min after the last progress
+it heard, ``workflows.timers.BACKSTOP``) on before it fires, with minutes to spare for a slow delivery."""
 
 
 def _moved(budget: timedelta, sent: timedelta | None) -> bool:
@@ -83,6 +91,8 @@ class AttemptTelemetry:
     digest_checkpointing: bool = False
     digest_budget: timedelta | None = None
     suspended: bool = False  # Slurm showed the attempt SUSPENDED in the last cycle (reported to the workflow)
+    resumed_at: datetime | None = None  # the last resume from a suspension: the hang clock runs afresh from it
+    silence_reported_for: datetime | None = None  # the silence a `silent` digest was sent for (its start)
 
     # progress timing lives in the hang learner; these read it rather than keep copies
     @property
@@ -112,6 +122,7 @@ class JobTracker:
     observed_at: datetime | None = None  # the last cycle that saw the job (fresh scheduler row, logs read)
     blind_reason: str | None = None  # why the latest cycle did not see it (None: it did)
     sight_back: bool = False  # seen again after a blind gap: the next digest is due at once (the heartbeat)
+    blind_after: timedelta = timedelta(seconds=15)  # the loop's setting, as last passed to saw()
     outbox: Outbox = field(init=False)
 
     def __post_init__(self) -> None:
@@ -121,7 +132,7 @@ class JobTracker:
         """This cycle saw the job: a fresh scheduler row and, while it runs, every output file read."""
         if self.blind_reason is not None and self.observed_at is not None and now - self.observed_at > blind_after:
             self.sight_back = True
-        self.observed_at, self.blind_reason = now, None
+        self.observed_at, self.blind_reason, self.blind_after = now, None, blind_after
 
     def missed(self, reason: str) -> None:
         """This cycle could not see the job (no scheduler row, or a log that could not be read)."""
@@ -167,6 +178,7 @@ class JobTracker:
         suspended = job.state == JobState.SUSPENDED
         if cur.started_reported and suspended != cur.suspended:  # the hang watchdog pauses while suspended
             cur.suspended = suspended
+            cur.resumed_at = None if suspended else now
             events.append(AttemptSuspension(attempt=cur.index, suspended=suspended, at=now))
         return events
 
@@ -237,14 +249,35 @@ class JobTracker:
         ]
 
     def digest_interval(self) -> timedelta:
-        """Coarse progress is needed a little more often than once per hang budget: the watchdog then
-        rarely has to ask telemetry (it always does before calling a hang), and 10,000 quiet jobs cost a
+        """The keep-alive: a stepping job's digest at least this often (:data:`KEEP_ALIVE`, whatever the budget).
+        Between keep-alives the hang clock is telemetry's own (:meth:`silence`); 10,000 quiet jobs cost a
         few signals per second (benchmarks/quiet_job_cost.py)."""
-        budget = self.attempt.hang.budget() if self.attempt else self.policy.hang_budget
-        return min(max(budget * 3 / 4, MIN_DIGEST_INTERVAL), MAX_DIGEST_INTERVAL)
+        return KEEP_ALIVE
+
+    def silence(self, now: datetime) -> datetime | None:
+        """The start of a silence that has reached the attempt's hang budget by telemetry's clock; None when
+        there is none. The clock runs from the last sign of life (a step or a checkpoint line; a resume is a
+        fresh start) and, while telemetry cannot see the job, from when it last did: a blind telemetry cannot
+        vouch for progress, so the workflow's check records a blind spell rather than a hang (only once the
+        progress view says blind, :meth:`blindness`: else the check would find the silence vouched for). It does not run
+        before the attempt's first progress (the workflow's own start-up watchdog covers that) nor while Slurm
+        holds the attempt suspended."""
+        cur = self.attempt
+        if cur is None or not cur.started_reported or cur.ended_reported or cur.suspended:
+            return None
+        if cur.last_progress_at is None:
+            return None
+        since = max(t for t in (cur.last_progress_at, cur.resumed_at) if t is not None)
+        budget = cur.hang.budget()
+        if self.observed_at is not None and self.blindness(now, self.blind_after) is not None:
+            since = min(since, self.observed_at)
+            budget = max(budget, self.blind_after)
+        return since if now - since >= budget else None
 
     def digest_events(self, now: datetime, interval: timedelta) -> list[JobEvent]:
-        """Coarse progress: at once for a new checkpoint, otherwise at most once per ``interval``."""
+        """Coarse progress: at once for the first progress, a new checkpoint, a phase or budget change, sight
+        regained or a silence that reached the budget (once per silence); otherwise a keep-alive at most once
+        per ``interval`` while the job steps."""
         cur = self.attempt
         if cur is None or not cur.started_reported or cur.last_progress_at is None:
             return []
@@ -253,10 +286,17 @@ class JobTracker:
         phase_changed = cur.checkpointing != cur.digest_checkpointing or _moved(budget, cur.digest_budget)
         stepped = cur.step != cur.digest_step
         due = cur.digest_sent_at is None or now - cur.digest_sent_at >= interval
-        if not (new_checkpoint or phase_changed or (stepped and due) or self.sight_back):
+        silence = self.silence(now)
+        silent = silence is not None and silence != cur.silence_reported_for
+        if not (new_checkpoint or phase_changed or (stepped and due) or self.sight_back or silent):
             return []
+        if self.sight_back:
+            cur.silence_reported_for = None  # seen again: a silence that goes on is reported afresh
+            silent = silence is not None
         cur.digest_sent_at, cur.digest_step, cur.digest_checkpoint = now, cur.step, cur.checkpoint
         cur.digest_checkpointing, cur.digest_budget = cur.checkpointing, budget
+        if silent:
+            cur.silence_reported_for = silence
         self.sight_back = False
         return [
             ProgressDigest(
@@ -271,6 +311,8 @@ class JobTracker:
                 first_step=cur.first_step,
                 first_progress_at=cur.first_progress_at,
                 total_steps=cur.total_steps,
+                hang_clock=True,
+                silent=silent,
             )
         ]
 

@@ -102,3 +102,22 @@ def test_the_outbox_is_bounded_and_gives_up_notes_and_digests_first():
     box.put([TelemetryNote(text=f"note {i}") for i in range(MAX_PENDING + 5)], attempt=0)
     assert len(box.pending) == MAX_PENDING and box.pending[0].type == "attempt_ended"
     assert box.pending[-1].text == f"note {MAX_PENDING + 4}"
+
+
+def test_a_digest_coalesced_over_an_undelivered_silent_one_still_says_the_silence_reached_the_budget():
+    box = Outbox(7)
+    box.put([ProgressDigest(attempt=0, step=5, last_progress_at=T0, observed_at=T0, silent=True, hang_clock=True)], 0)
+    later = T0 + timedelta(seconds=9)
+    box.put([ProgressDigest(attempt=0, step=5, last_progress_at=T0, observed_at=later, hang_clock=True)], 0)
+    [digest] = box.pending
+    assert digest.silent
+    box.put(
+        [
+            ProgressDigest(
+                attempt=0, step=6, last_progress_at=later, observed_at=later + timedelta(seconds=9), hang_clock=True
+            )
+        ],
+        0,
+    )
+    [digest] = box.pending
+    assert not digest.silent  # progress again, and seen: the silence is over

@@ -165,21 +165,6 @@ def test_completing_after_a_requeue_is_not_the_start_of_the_new_attempt():
     assert start.attempt == 1 and start.nodes == ["node3", "node4"]
 
 
-def test_digest_interval_follows_the_hang_budget_so_quiet_jobs_stay_cheap():
-    from lazarus.models.policy import Policy
-
-    t = JobTracker(job_id=7, layout_nodes=[], policy=Policy(hang_budget_min=timedelta(minutes=30)))
-    t.observe(snap(), T0)
-    assert t.digest_interval() == timedelta(minutes=22, seconds=30)  # 3/4 of the budget
-    fast = JobTracker(
-        job_id=8,
-        layout_nodes=[],
-        policy=Policy(hang_budget_min=timedelta(seconds=1), startup_grace=timedelta(seconds=1)),
-    )
-    fast.observe(snap(), T0)
-    assert fast.digest_interval() == timedelta(seconds=2)  # floor
-
-
 def test_rank_prefixes_map_through_the_jobs_real_tasks_per_node():
     """8 ranks on 2 nodes: rank 3 runs on node1, not on the fourth node of some guess."""
     t = JobTracker(job_id=7, layout_nodes=[])

@@ -17,7 +17,7 @@ import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from temporalio import activity
@@ -554,6 +554,36 @@ async def blind_spell_then_hang(env: WorkflowEnvironment) -> list[WorkflowHandle
         await wait_state(env, run.handle, RecoveryState.VERIFYING)
         await send(run.handle, started(1), ended(1, JobState.COMPLETED, 0))
         await result
+    return [run.handle]
+
+
+@scenario(
+    "time-skipping",
+    "telemetry keeps the hang clock (patch telemetry-keeps-the-hang-clock): keep-alives and a checkpoint move the "
+    "30-minute backstop on (each replaces the timer), a silent digest makes the workflow ask telemetry, which "
+    "cannot be reached (a blind spell, rechecked at a quarter budget), then vouches for the silence: a hang, requeued",
+)
+async def hang_told_by_telemetry(env: WorkflowEnvironment) -> list[WorkflowHandle]:
+    budget = timedelta(minutes=2)
+    inp = job_input(Mode.ACT, hang_budget=budget, hang_budget_min=budget, startup_grace=budget)
+    async with Running(env.client, inp, FakeScheduler(telemetry_failures=1)) as run:
+        now = await env.get_current_time()
+        await send(run.handle, started(0).model_copy(update={"at": now}))
+
+        def clock(step: int, at: datetime, **fields: object) -> ProgressDigest:
+            digest = progress(0, step, at).model_copy(update={"hang_budget": budget, "observed_at": at})
+            return digest.model_copy(update={"hang_clock": True, **fields})
+
+        await send(run.handle, clock(1, now))
+        for minutes, fields in ((25, {}), (40, {"checkpoint": 200}), (65, {})):  # keep-alives and a checkpoint
+            await env.sleep(timedelta(minutes=minutes) - (await env.get_current_time() - now))
+            await send(run.handle, clock(minutes * 6, now + timedelta(minutes=minutes), **fields))
+        last = now + timedelta(minutes=65)
+        await env.sleep(last + budget - await env.get_current_time())
+        await send(run.handle, clock(390, last, silent=True, observed_at=last + budget))
+        await env.sleep(budget / 4)  # the blind spell's recheck
+        await wait_state(env, run.handle, RecoveryState.VERIFYING)
+        await next_attempt_completes(run)
     return [run.handle]
 
 
