@@ -36,6 +36,11 @@ class LogOffset(_Model):
     offset: int = Field(0, ge=0, description="bytes consumed: the start of the first line not yet read")
     line_no: int = Field(0, ge=0, description="lines ended by a newline before ``offset``")
     skipping: bool = Field(False, description="inside an overlong line whose start was already read")
+    attempt: int | None = Field(None, ge=0, description="the job's attempt whose progress the fields below give")
+    last_progress_at: datetime | None = Field(
+        None, description="when the holder read that attempt's last progress line (the hang clock's start)"
+    )
+    step: int | None = Field(None, description="the step of that line")
 
 
 class LeaseRequest(_Model):

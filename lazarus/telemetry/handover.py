@@ -28,11 +28,24 @@ from lazarus.telemetry.tracker import JobTracker
 UNCLAIMED_CYCLES = 30
 
 
-def saved(tail: FileTail) -> LogOffset:
-    """``tail`` as saved: at the start of its unfinished line (which the next reader reads again)."""
+def saved(tail: FileTail, owner: JobTracker | None = None) -> LogOffset:
+    """The position to hand over, with the owning job's last progress as this term read it (its attempt, step and
+    read time): the next term's hang clock starts there rather than at the attempt's first progress line, which
+    it will never read (:meth:`lazarus.telemetry.tracker.JobTracker.resume_progress`). Saved at the start of its
+    unfinished line (which the next reader reads again)."""
+    cur = owner.attempt if owner is not None else None
+    progress: dict[str, object] = {}  # none read yet: the next term's clock waits for a progress line
+    if cur is not None and cur.last_progress_at is not None:
+        progress = {"attempt": cur.index, "last_progress_at": cur.last_progress_at, "step": cur.step}
     if tail.skipping:  # the overlong line's start was returned: skip on to its end, as this reader would
-        return LogOffset(inode=tail.inode, device=tail.device, offset=tail.offset, line_no=tail.line_no, skipping=True)
-    return LogOffset(inode=tail.inode, device=tail.device, offset=tail.offset - len(tail.partial), line_no=tail.line_no)
+        offset = LogOffset(
+            inode=tail.inode, device=tail.device, offset=tail.offset, line_no=tail.line_no, skipping=True
+        )
+    else:
+        offset = LogOffset(
+            inode=tail.inode, device=tail.device, offset=tail.offset - len(tail.partial), line_no=tail.line_no
+        )
+    return offset.model_copy(update=progress) if progress else offset
 
 
 def restored(offset: LogOffset) -> FileTail:
@@ -73,7 +86,7 @@ class Handover:
         for path, tail in state.files.items():
             owner = owners.get(path)
             if owner is None or delivered(owner):
-                current[path] = saved(tail)
+                current[path] = saved(tail, owner)
             elif path in self.current:
                 current[path] = self.current[path]  # held back until the tracker has reported those lines
         self.current = current
@@ -99,3 +112,8 @@ class Handover:
         for path in [*forget, *offsets]:
             self.acked.pop(path, None)
         self.acked.update(offsets)
+
+
+def progress_marks(granted: Mapping[str, LogOffset]) -> dict[str, LogOffset]:
+    """The granted offsets that carry their job's last progress (the term before read one)."""
+    return {path: offset for path, offset in granted.items() if offset.last_progress_at is not None}

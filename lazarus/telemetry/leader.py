@@ -33,7 +33,7 @@ from lazarus.config import Settings, TelemetryLeaseSettings
 from lazarus.errors import LazarusError
 from lazarus.models import names
 from lazarus.models.lease import LeaseGrant, LeaseRequest, LeaseState, LogOffset
-from lazarus.telemetry.handover import Handover, restored_state
+from lazarus.telemetry.handover import Handover, progress_marks, restored_state
 from lazarus.telemetry.offsets import OffsetStore
 from lazarus.telemetry.tracker import JobTracker
 
@@ -157,6 +157,7 @@ class LeaderTerm:
         self.lease, self.epoch = lease, grant.epoch
         self.handover = Handover(grant.offsets)
         self.granted = restored_state(grant.offsets)
+        self.marks = progress_marks(grant.offsets)  # each job's last progress as the term before read it
         self.first_cycle = asyncio.Event()
         self.over = False
 

@@ -295,6 +295,7 @@ class TelemetryLoop:
             if tracker.log_paths and job.restarts > 0:
                 await self._skip_earlier_attempts(tracker)
         assert tracker.attempt is not None  # observe() always leaves the tracker an attempt
+        self._resume_hang_clock(tracker)
         ending = job.state.finished and not tracker.attempt.ended_reported
         unread = await (self._read_to_the_end(tracker, now) if ending else self._tail(tracker, now))
         self._sight(tracker, job, now, unread)
@@ -408,6 +409,17 @@ class TelemetryLoop:
         every event they had for it."""
         for job_id in [j for j, t in self.trackers.items() if j not in present and (t.closed or not t.outbox.pending)]:
             self.offsets.forget(self.trackers.pop(job_id).log_paths)
+
+    def _resume_hang_clock(self, tracker: JobTracker) -> None:
+        """The term before this one saw progress in the attempt: the hang clock runs on from there (a hang that
+        began before a telemetry restart is still rung one budget after its last progress)."""
+        marks = self.term.marks if self.term is not None else {}
+        if tracker.attempt is None or not marks:
+            return
+        seen = [m for p in tracker.log_paths if (m := marks.pop(p, None)) and m.attempt == tracker.attempt.index]
+        latest = max(seen, key=lambda m: m.last_progress_at or datetime.min.replace(tzinfo=UTC), default=None)
+        if latest is not None and latest.last_progress_at is not None:
+            tracker.resume_progress(tracker.attempt.index, latest.last_progress_at, latest.step)
 
     async def _skip_earlier_attempts(self, tracker: JobTracker) -> None:
         """First sight of a requeued job with no saved offsets (a new or restarted telemetry worker):

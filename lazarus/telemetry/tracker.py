@@ -254,6 +254,18 @@ class JobTracker:
         few signals per second (benchmarks/quiet_job_cost.py)."""
         return KEEP_ALIVE
 
+    def resume_progress(self, attempt: int, at: datetime, step: int | None) -> bool:
+        """A new telemetry term meets an attempt the term before had seen progress in: its hang clock starts at
+        that term's last progress (``at``, when it read the line), not at a first progress line this term will
+        never read (it reads on from the handed-over offsets). Only for the same attempt, and only before this
+        term has read progress of its own; returns whether it took it."""
+        cur = self.attempt
+        if cur is None or cur.index != attempt or cur.last_progress_at is not None:
+            return False
+        cur.hang.last_progress_at = at
+        cur.step = step
+        return True
+
     def silence(self, now: datetime) -> datetime | None:
         """The start of a silence that has reached the attempt's hang budget by telemetry's clock; None when
         there is none. The clock runs from the last sign of life (a step or a checkpoint line; a resume is a
