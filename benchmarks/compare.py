@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import platform
-import signal
 import subprocess
 import sys
 import time
@@ -34,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from loguru import logger  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
+from benchmarks.comparison.entry import report, run_benchmark, run_meta  # noqa: E402
 from benchmarks.comparison.faults import Arm, Fault, restore_node  # noqa: E402
 from benchmarks.comparison.measure import Run, Runner  # noqa: E402
 from benchmarks.comparison.report import as_json, summarize, table  # noqa: E402
@@ -115,31 +112,13 @@ async def compare(args: argparse.Namespace, say=print) -> dict:
         else:
             stack.stop_workers()
     summary = summarize(runs)
-    meta = {
-        "command": " ".join(["benchmarks/compare.py", *sys.argv[1:]]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.node()} {platform.machine()}, {__import__('os').cpu_count()} cores",
-    }
-    say("")
-    say(table(summary))
-    result = as_json(runs, summary, meta)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str))
-        say(f"results written to {args.json}")
-    return result
+    return report(say, table(summary), as_json(runs, summary, run_meta("benchmarks/compare.py")), args.json)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logger.remove()
-    logger.add(sys.stderr, level="WARNING")
-    try:
-        asyncio.run(compare(args, say=lambda s: print(s, flush=True)))
-    except KeyboardInterrupt:
-        return 2
-    return 0
+    return run_benchmark(lambda say: compare(args, say=say))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     sys.exit(main())

@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
-import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -37,10 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from loguru import logger  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from benchmarks.compare import restore  # noqa: E402
+from benchmarks.comparison.entry import report, run_benchmark, run_meta  # noqa: E402
 from benchmarks.restoration.measure import Run, Runner  # noqa: E402
 from benchmarks.restoration.report import as_json, summarize, table  # noqa: E402
 from benchmarks.restoration.stack import RestoreStack  # noqa: E402
@@ -111,32 +108,25 @@ async def bench(args: argparse.Namespace, say=print) -> dict:
         else:
             stack.stop_workers()
     summary = summarize(runs)
-    meta = {
-        "command": " ".join(["benchmarks/restore.py", *sys.argv[1:]]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores",
-        "load": {"filler_every_s": args.filler_every, "pending": args.pending, "pending_s": args.pending_s},
-    }
-    say("")
-    say(table(summary))
-    result = as_json(runs, summary, meta)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str))
-        say(f"results written to {args.json}")
-    return result
+    return report(
+        say,
+        table(summary),
+        as_json(
+            runs,
+            summary,
+            run_meta(
+                "benchmarks/restore.py",
+                load={"filler_every_s": args.filler_every, "pending": args.pending, "pending_s": args.pending_s},
+            ),
+        ),
+        args.json,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logger.remove()
-    logger.add(sys.stderr, level="WARNING")
-    try:
-        asyncio.run(bench(args, say=lambda s: print(s, flush=True)))
-    except KeyboardInterrupt:
-        return 2
-    return 0
+    return run_benchmark(lambda say: bench(args, say=say))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     sys.exit(main())
