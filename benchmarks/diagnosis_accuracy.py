@@ -80,8 +80,9 @@ class Outcome:
 
 
 HELDOUT = CORPUS.parent / "real_corpus_heldout"
-"""The fresh held-out set (collected 2026-11-30 from sources new to the corpus, after every tuning pass): the
-frozen test set since the third pass. Never tune on it; only ``--split heldout`` reads it."""
+"""The frozen held-out set: excerpts from sources new to the corpus, collected after the last tuning pass and
+scored once. Never tune on it; only ``--split heldout`` reads it. Once scored and reported, a held-out set joins
+the tuning data (``real_corpus/h2_*.yaml``: the set scored after the third pass) and a fresh one replaces it."""
 
 
 def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
