@@ -30,6 +30,8 @@ from lazarus.models.slurm import (
     LiftResult,
     NodeAction,
     NodeActionResult,
+    NodeCensus,
+    NodeCensusRequest,
     NodeState,
     ReleaseRequest,
     RestartRequest,
@@ -76,6 +78,7 @@ class SlurmActivities:
         """Every scheduler activity, for ``Worker(activities=...)``."""
         return [
             self.list_nodes,
+            self.node_census,
             self.restart_excluding,
             self.cancel_attempt,
             self.release_job,
@@ -90,6 +93,13 @@ class SlurmActivities:
     @_translated
     async def list_nodes(self) -> list[NodeState]:
         return await self.client.nodes()
+
+    @activity.defn(name="slurm_node_census")
+    @_translated
+    async def node_census(self, request: NodeCensusRequest) -> NodeCensus:
+        """How many nodes, how many drained, and the states of the requested ones: the node ledger's read,
+        sized by its records rather than by the cluster."""
+        return NodeCensus.of(await self.client.nodes(), request.names)
 
     @activity.defn(name="slurm_restart_excluding")
     @_translated

@@ -73,7 +73,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from lazarus.models.notify import Notice
     from lazarus.models.recovery import LedgerNote, ModeChange
-    from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+    from lazarus.models.slurm import NodeAction, NodeActionResult, NodeCensus, NodeCensusRequest, NodeState
     from lazarus.models.spares import RefillRequest, RefillResult, SparePool
     from workflows import callers, metering, notices, spare_rules
     from workflows.authorization import caller_refusal, decided_by
@@ -102,6 +102,9 @@ CORROBORATES = "ledger-drains-need-corroboration"
 """Patch id: runs started before it drained on one job's word and counted lemon nodes by job ids."""
 SPARES = "ledger-keeps-spare-pools"
 """Patch id: runs started before spare pools never read or changed a reservation."""
+CENSUS = "ledger-reads-a-census"
+"""Patch id: runs started before it read every node's state (the whole cluster into its history) at each
+reconciliation; they keep doing so until they continue as new."""
 MAX_DRAIN_REASON = 200
 """Slurm's limit on a drain reason (lazarus.slurm.validate)."""
 JOBS_TOLD = 5
@@ -268,6 +271,7 @@ class NodeLedgerWorkflow:
         reconciles = workflow.patched(RECONCILES)
         self._corroborates = reconciles and workflow.patched(CORROBORATES)
         self._spares = self._corroborates and workflow.patched(SPARES)
+        self._census = reconciles and workflow.patched(CENSUS)
         while True:
             await self._wait(reconciles)
             while self._inbox:
@@ -314,11 +318,22 @@ class NodeLedgerWorkflow:
         with contextlib.suppress(TimeoutError):
             await workflow.wait_condition(woken, timeout=due)
 
-    async def _read_nodes(self) -> list[NodeState] | None:
-        """Slurm's node states, or None (``self._unreadable`` says why) when the scheduler stays unreadable
-        through the retries."""
+    async def _read_nodes(self) -> NodeCensus | None:
+        """Slurm's census of the nodes the ledger keeps records of (how many nodes, how many drained, their
+        states), or None (``self._unreadable`` says why) when the scheduler stays unreadable through the retries.
+        Runs started before the census read the whole node list and count it here."""
+        names = sorted(self.s.nodes)
         try:
-            return await run_activity(
+            if self._census:
+                return await run_activity(
+                    "slurm_node_census",
+                    NodeCensusRequest(names=names),
+                    result_type=NodeCensus,
+                    task_queue=self.s.scheduler_queue,
+                    preset=SLURM_READ,
+                    summary="read node states",
+                )
+            nodes = await run_activity(
                 "slurm_list_nodes",
                 result_type=list[NodeState],
                 task_queue=self.s.scheduler_queue,
@@ -329,6 +344,7 @@ class NodeLedgerWorkflow:
             self._unreadable = f"scheduler unreadable ({exc.cause or exc})"
             workflow.logger.warning(f"node ledger: {self._unreadable}")
             return None
+        return NodeCensus.of(nodes, names)
 
     async def _reconcile(self) -> None:
         """The periodic check: correct every record from Slurm, then keep the ledger within its size."""
@@ -340,11 +356,11 @@ class NodeLedgerWorkflow:
                 await self._consider(sorted(n for n, r in self.s.nodes.items() if r.waiting), None, nodes)
         self.s.nodes = bound(self.s.nodes, self.s.policy, workflow.now())
 
-    def _correct(self, nodes: list[NodeState]) -> None:
+    def _correct(self, census: NodeCensus) -> None:
         """Correct the records from Slurm's node states; records of nodes Slurm does not know are dropped
         (an empty node list is a scheduler answer not to be trusted, not a cluster without nodes)."""
-        current = {n.name: n for n in nodes}
-        if not current:
+        current = census.by_name()
+        if not census.total:
             return
         for name in sorted(self.s.nodes):
             if name not in current:
@@ -406,25 +422,25 @@ class NodeLedgerWorkflow:
             record.refused.append(f"drain not attempted at {workflow.now():%Y-%m-%d %H:%M}: {self._unreadable}")
             metering.drain_refused(self.s.cluster, "scheduler_unreadable")
             return
-        current = {n.name: n for n in nodes}
+        current = nodes.by_name()
         if record.node in current and current[record.node].drained:
             record.drained_by_lazarus, record.drain_reason = True, current[record.node].reason or reason
             return
         await self._drain_within_budget(record, reason, nodes)
 
-    async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: list[NodeState]) -> str | None:
+    async def _drain_within_budget(self, record: NodeRecord, reason: str, nodes: NodeCensus) -> str | None:
         """Drain the node unless that would exceed the budget; None when drained, else what stopped it
         (also noted on the record)."""
-        drained = sum(1 for n in nodes if n.drained)
+        drained, total = nodes.drained, nodes.total
         # the newest report tipped it: its job's history is the link (none when every report was pruned)
         blamed_by = record.implications[-1].job_id if record.implications else None
         evidence = [
             f"job {i.job_id} attempt {i.attempt}: {i.signature or i.category} at {i.at:%Y-%m-%d %H:%M:%S}"
             for i in record.implications[-5:]
         ]
-        if not drain_allowed(drained, len(nodes), self.s.policy):
+        if not drain_allowed(drained, total, self.s.policy):
             note = (
-                f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{len(nodes)} nodes already "
+                f"drain refused at {workflow.now():%Y-%m-%d %H:%M}: {drained}/{total} nodes already "
                 f"drained (budget {self.s.policy.max_drain_fraction:.0%}); reason was: {reason}"
             )
             record.refused.append(note)
@@ -477,7 +493,7 @@ class NodeLedgerWorkflow:
         return trigger if trigger is not None and trigger.node == record.node else None
 
     async def _consider(
-        self, node_names: list[str], trigger: Implication | None, nodes: list[NodeState] | None = None
+        self, node_names: list[str], trigger: Implication | None, nodes: NodeCensus | None = None
     ) -> None:
         """Drain each of ``node_names`` that has a reason and corroboration from outside any one job, within the
         budget; the others wait, and the jobs that asked are told. ``trigger``: the implication that brought
@@ -492,7 +508,7 @@ class NodeLedgerWorkflow:
                     self.s.nodes[name].refused.append(note)
                 return
             self._correct(nodes)  # a resume noticed just now starts the counts afresh
-        current = {n.name: n for n in nodes}
+        current = nodes.by_name()
         wanted = self._wanted(node_names, trigger)
         unsure = [
             n
@@ -516,7 +532,7 @@ class NodeLedgerWorkflow:
         trigger: Implication | None,
         slurm: NodeState | None,
         health: NodeHealthVerdict | None,
-        nodes: list[NodeState],
+        nodes: NodeCensus,
     ) -> None:
         now, own = workflow.now(), self._own(record, trigger)
         reason = drain_reason(record, self.s.policy, now, own)

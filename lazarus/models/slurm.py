@@ -139,6 +139,40 @@ class NodeState(BaseModel):
         return "DOWN" in self.state.upper()
 
 
+class NodeCensusRequest(BaseModel):
+    """The node ledger's read of Slurm: the states of the nodes it keeps records of."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    names: list[str] = Field(default_factory=list, description="the nodes whose states are wanted")
+
+
+class NodeCensus(BaseModel):
+    """Slurm's nodes as the node ledger needs them: how many there are and how many are drained (its drain
+    budget), and the states of the nodes it asked about that Slurm knows (a name missing here is not a node of
+    the cluster). The whole node list would put every node of a large cluster into the ledger's history at each
+    reconciliation (1.5 MB for 20,000 nodes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total: int = Field(ge=0, description="nodes Slurm knows; 0 is an answer not to be trusted")
+    drained: int = Field(ge=0, description="nodes drained or draining, whoever drained them")
+    states: list[NodeState] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, nodes: list[NodeState], names: list[str]) -> NodeCensus:
+        """The census of a full node list, keeping the states of ``names`` only."""
+        wanted = set(names)
+        return cls(
+            total=len(nodes),
+            drained=sum(1 for n in nodes if n.drained),
+            states=[n for n in nodes if n.name in wanted],
+        )
+
+    def by_name(self) -> dict[str, NodeState]:
+        return {n.name: n for n in self.states}
+
+
 class RestartRequest(BaseModel):
     """Requeue a job so its next attempt runs without the given nodes."""
 

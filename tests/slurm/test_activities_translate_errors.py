@@ -94,6 +94,7 @@ def test_activity_names_are_stable() -> None:
     names = [fn.__temporal_activity_definition.name for fn in SlurmActivities.__new__(SlurmActivities).all()]
     assert names == [
         "slurm_list_nodes",
+        "slurm_node_census",
         "slurm_restart_excluding",
         "slurm_cancel_attempt",
         "slurm_release_job",

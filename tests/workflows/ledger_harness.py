@@ -21,7 +21,7 @@ from lazarus.models.ledger import (
     NodeHealthReport,
     NodeHealthVerdict,
 )
-from lazarus.models.slurm import NodeAction, NodeActionResult, NodeState
+from lazarus.models.slurm import NodeAction, NodeActionResult, NodeCensus, NodeCensusRequest, NodeState
 
 try:
     from lazarus.models.spares import RefillRequest, RefillResult, Reservation
@@ -52,6 +52,10 @@ class FakeNodes:
         async def list_nodes() -> list[NodeState]:
             return list(self.nodes.values())
 
+        @activity.defn(name="slurm_node_census")
+        async def node_census(req: NodeCensusRequest) -> NodeCensus:
+            return NodeCensus.of(list(self.nodes.values()), req.names)
+
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
             self._known(req.nodes)
@@ -79,7 +83,15 @@ class FakeNodes:
                 ]
             )
 
-        return [list_nodes, drain, resume, node_health, *self._spare_activities(), *notify_activities(self.notices)]
+        return [
+            list_nodes,
+            node_census,
+            drain,
+            resume,
+            node_health,
+            *self._spare_activities(),
+            *notify_activities(self.notices),
+        ]
 
     def _spare_activities(self) -> list[Any]:
         """The refill double: the adapter's own plan (lazarus.slurm.reservations) over these nodes, applied at once."""

@@ -41,7 +41,7 @@ from lazarus.models.recovery import (
     Rejection,
     TelemetryNote,
 )
-from lazarus.models.slurm import JobState, NodeAction, NodeActionResult, NodeState
+from lazarus.models.slurm import JobState, NodeAction, NodeActionResult, NodeCensus, NodeCensusRequest, NodeState
 from tests.workflows.harness import (
     T0,
     FakeScheduler,
@@ -135,6 +135,10 @@ class FakeNodes:
         async def list_nodes() -> list[NodeState]:
             return list(self.nodes.values())
 
+        @activity.defn(name="slurm_node_census")
+        async def node_census(req: NodeCensusRequest) -> NodeCensus:
+            return NodeCensus.of(list(self.nodes.values()), req.names)
+
         @activity.defn(name="slurm_drain_nodes")
         async def drain(req: NodeAction) -> NodeActionResult:
             self._known(req.nodes)
@@ -149,7 +153,7 @@ class FakeNodes:
                 self.nodes[n] = NodeState(name=n, state="IDLE")
             return NodeActionResult(changed=req.nodes)
 
-        return [list_nodes, drain, resume, *notify_activities([])]
+        return [list_nodes, node_census, drain, resume, *notify_activities([])]
 
     def _known(self, names: list[str]) -> None:
         unknown = [n for n in names if n not in self.nodes]

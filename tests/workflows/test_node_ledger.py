@@ -16,6 +16,7 @@ from lazarus.models.diagnosis import EvidenceSource
 from lazarus.models.ledger import DrainRequest, LedgerPolicy, PolicyChange, ResumeRequest
 from lazarus.models.names import workflow_id
 from lazarus.models.policy import Mode
+from lazarus.models.slurm import NodeCensus, NodeState
 from tests.workflows.harness import Running, ended, job_input, send, started, xid79_on
 from tests.workflows.ledger_harness import FakeNodes, imp, record, running_ledger, settle
 from workflows.job_recovery import JobRecoveryWorkflow
@@ -285,6 +286,33 @@ async def test_records_of_nodes_slurm_does_not_know_are_pruned(ts_env):
         await settle(ts_env, handle, lambda v: len(v.nodes) == 2)
         await ts_env.sleep(timedelta(minutes=6))
         await settle(ts_env, handle, lambda v: [r.node for r in v.nodes] == ["node1"])
+
+
+async def test_the_ledgers_reads_of_slurm_carry_its_own_nodes_only_however_large_the_cluster(ts_env):
+    """A read of the whole node list would put every node of the cluster into the ledger's history at each
+    reconciliation (1.5 MB at 20,000 nodes, every few minutes): the census carries the counts the drain budget
+    needs and the states of the nodes the ledger keeps records of."""
+    fake = FakeNodes(count=3000, failed={"node7"})
+    for n in range(1, 751):  # a quarter of the cluster already drained by someone else: the budget is spent
+        fake.nodes[f"node{2000 + n}"] = NodeState(name=f"node{2000 + n}", state="IDLE+DRAIN", reason="maintenance")
+    async with running_ledger(ts_env, fake, max_drain_fraction=0.25, reconcile_interval=timedelta(minutes=5)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node7", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].refused)
+        await ts_env.sleep(timedelta(minutes=11))  # two reconciliations
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].node == "node7")
+        view = await handle.query(NodeLedgerWorkflow.view)
+        history = await handle.fetch_history()
+    assert fake.drain_calls == [] and "750/3000 nodes already drained" in view.nodes[0].refused[0]
+    reads = [
+        e.activity_task_completed_event_attributes.result.payloads[0].data
+        for e in history.events
+        if e.HasField("activity_task_completed_event_attributes")
+    ]
+    census = [NodeCensus.model_validate_json(r) for r in reads if b'"total"' in r]
+    assert len(census) >= 3  # the implication's read and the reconciliations
+    assert all(c.total == 3000 and [s.name for s in c.states] == ["node7"] for c in census)
+    assert max(len(r) for r in reads) < 2_000
 
 
 async def test_records_whose_drain_was_refused_are_pruned_once_their_implications_expire(ts_env):
