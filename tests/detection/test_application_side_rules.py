@@ -186,3 +186,49 @@ def test_a_loss_scale_driven_below_one_is_a_divergence(tmp_path, line):
 def test_a_loss_scale_lowered_but_still_at_least_one_is_routine(tmp_path, line):
     result = _diagnose(tmp_path, line + "\n")
     assert (result.failure_kind, result.retry_advice) == (FailureKind.NONE, None)
+
+
+# ---------------------------------------------------------------- out of memory, other frameworks
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 81920 bytes.",
+        "2019-06-13 01:17:08.886805: E local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out",
+        "ResourceExhaustedError: Resource exhausted: OOM when allocating tensor with shape[8,4096] on device:GPU:0",
+    ],
+)
+def test_an_xla_or_tensorflow_device_allocation_failure_is_out_of_memory(tmp_path, line):
+    assert _verdict(_diagnose(tmp_path, line + "\n")) == ("cuda_oom", FailureKind.CRASH, Category.APPLICATION, STOP)
+
+
+def test_a_tensorflow_host_allocation_failure_is_not_called_a_gpu_one(tmp_path):
+    line = "Resource exhausted: OOM when allocating tensor with shape[8,4096] on /job:localhost/device:CPU:0\n"
+    assert _diagnose(tmp_path, line).signature != "cuda_oom"
+
+
+# ---------------------------------------------------------------- the cluster manager
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The node with node id: 9a1c and address: 10.1.2.3 and node name: 10.1.2.3 has been marked dead because "
+        "the detector has missed too many heartbeats from it.",
+        "The node with client ID 77ab has been marked dead because the monitor has missed too many heartbeats from it.",
+        "[2024-01-01 00:00:00,000 C 7 7] node_manager.cc:170: This node has beem marked as dead.",
+    ],
+)
+def test_a_node_the_cluster_manager_declared_dead_is_a_crash_of_unknown_cause(tmp_path, line):
+    result = _diagnose(tmp_path, line + "\n")
+    assert _verdict(result) == ("cluster_member_marked_dead", FailureKind.CRASH, Category.UNKNOWN, SAME)
+    assert result.implicated_nodes == []
+
+
+def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
+    text = (
+        "May  1 12:00:00 node3 kernel: Out of memory: Killed process 4242 (raylet) total-vm:1000kB, anon-rss:900kB\n"
+        "The node with node id: 9a1c has been marked dead because the detector has missed too many heartbeats.\n"
+    )
+    assert _diagnose(tmp_path, text).signature != "cluster_member_marked_dead"
