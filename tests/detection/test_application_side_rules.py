@@ -153,6 +153,19 @@ def test_an_illegal_address_with_an_uncontained_ecc_error_is_the_gpus_fault(tmp_
     assert (result.category, result.retry_advice) == (Category.HARDWARE, RetryAdvice.RETRY_EXCLUDING_NODES)
 
 
+def test_the_drivers_own_report_of_the_fault_decides_over_the_runtimes(tmp_path):
+    # Xid 31 is NVIDIA's RESTART_APP bucket: with it in the log, the vendor's answer stands.
+    text = (
+        "May  1 12:00:03 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 31, pid=1201, name=python, Ch 00000008, "
+        "intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f2a_5e000000.\n"
+        "node7: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    result = diagnose_files([path], known_nodes=["node7"])
+    assert (result.signature, result.retry_advice, result.implicated_nodes) == ("xid_31_mmu_fault", SAME, ["node7"])
+
+
 # ---------------------------------------------------------------- numeric instability
 
 
