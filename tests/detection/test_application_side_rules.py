@@ -245,3 +245,11 @@ def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
         "The node with node id: 9a1c has been marked dead because the detector has missed too many heartbeats.\n"
     )
     assert _diagnose(tmp_path, text).signature != "cluster_member_marked_dead"
+
+
+# ---------------------------------------------------------------- external termination
+
+
+def test_a_traceback_ending_in_keyboard_interrupt_is_a_signal_from_outside(tmp_path):
+    text = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    loss.backward()\nKeyboardInterrupt\n'
+    assert _verdict(_diagnose(tmp_path, text)) == ("generic_external_signal", FailureKind.CRASH, Category.UNKNOWN, SAME)
