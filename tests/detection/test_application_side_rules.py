@@ -253,3 +253,28 @@ def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
 def test_a_traceback_ending_in_keyboard_interrupt_is_a_signal_from_outside(tmp_path):
     text = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    loss.backward()\nKeyboardInterrupt\n'
     assert _verdict(_diagnose(tmp_path, text)) == ("generic_external_signal", FailureKind.CRASH, Category.UNKNOWN, SAME)
+
+
+def test_a_ray_worker_death_is_not_read_as_the_causes_it_lists(tmp_path):
+    text = (
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker exit type: "
+        "SYSTEM_ERROR. Potential root causes: (1) SIGKILL by the OOM killer (2) ray stop --force (3) SIGSEGV.\n"
+    )
+    assert _verdict(_diagnose(tmp_path, text)) == ("ray_worker_died", FailureKind.CRASH, Category.UNKNOWN, SAME)
+
+
+def test_a_workers_death_explains_its_peers_collective_timeout(tmp_path):
+    text = (
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error.\n"
+        "[rank1]:[E101 00:00:01.0 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLGATHER, NumelIn=1, NumelOut=2, Timeout(ms)=600000) ran for 600033 milliseconds\n"
+    )
+    assert _diagnose(tmp_path, text).signature == "ray_worker_died"
+
+
+def test_a_segfault_a_ray_worker_reports_in_its_own_log_is_still_the_root(tmp_path):
+    text = (
+        "WARNING worker.py:1619 -- A worker died or was killed while executing task 5d17ffff.\n"
+        "(pid=2417, ip=10.0.0.5) *** SIGSEGV (@0x88) received by PID 2417 (TID 0x7f73) from PID 136; stack trace: ***\n"
+    )
+    assert _diagnose(tmp_path, text).signature == "process_segfault"
