@@ -278,3 +278,19 @@ def test_a_segfault_a_ray_worker_reports_in_its_own_log_is_still_the_root(tmp_pa
         "(pid=2417, ip=10.0.0.5) *** SIGSEGV (@0x88) received by PID 2417 (TID 0x7f73) from PID 136; stack trace: ***\n"
     )
     assert _diagnose(tmp_path, text).signature == "process_segfault"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[Fri May 31 00:54:38 2024] LustreError: 2615:0:(mgc_request.c:612:do_requeue()) failed processing log: -5",
+        "May  1 12:00:00 node2 kernel: LNetError: 120-3: Refusing connection from 10.0.0.9 for 10.0.0.2@tcp: No matching NI",
+    ],
+)
+def test_a_lustre_kernel_message_is_not_read_as_a_python_exception(tmp_path, line):
+    assert _diagnose(tmp_path, line + "\n").signature != "python_exception"
+
+
+def test_the_cuda_runtime_assert_enum_is_a_device_side_assertion(tmp_path):
+    line = "RuntimeError: transform: failed to synchronize: cudaErrorAssert: device-side assert triggered\n"
+    assert _verdict(_diagnose(tmp_path, line)) == ("cuda_device_assert", FailureKind.CRASH, Category.APPLICATION, STOP)
