@@ -64,9 +64,14 @@ def test_a_bare_exception_ending_a_traceback_is_the_programs_own_error(tmp_path)
         ("ERROR 03-04 10:11:12 engine.py:120] ValueError: no room", "ValueError: no room"),
         ("WARNING 12-31 23:59:59.123 scheduler.py:7] slow", "slow"),
         ("server-0    | ERROR 03-04 10:11:12 worker.py:5] KeyError: 'k'", "KeyError: 'k'"),
+        (
+            "```RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED ```",
+            "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED ```",
+        ),
+        ("`ImportError: cannot import name 'x'`", "ImportError: cannot import name 'x'`"),
     ],
 )
-def test_the_vllm_logger_and_a_padded_compose_name_are_stripped(line, message):
+def test_the_vllm_logger_a_padded_compose_name_and_markdown_code_marks_are_stripped(line, message):
     assert normalize(line) == message
 
 
