@@ -4,10 +4,12 @@ The same NCCL or kernel message reaches Lazarus behind many prefixes: srun
 ``--label`` (``3: ``), mpirun ``--tag-output`` (``[1,3]<stdout>:``), torchrun
 (``[rank3]:``), syslog (``May  1 12:00:00 node4 kernel:``), dmesg
 (``[12345.678901]``, ``[  +0.000844]``, ``[Sat Oct 12 18:38:44 2024]``), ISO or
-bracketed timestamps, container or pod names (``worker-1 | ``), the host a
+bracketed timestamps, container or pod names (``worker-1 | ``, padded by docker
+compose), vLLM's and SGLang's logger (``ERROR 11-18 18:07:28 engine.py:366] ``), the host a
 parallel launcher names (pdsh/DeepSpeed ``node01: ``, ``10.0.0.3: ``), Ray actors
 (``(RayWorker pid=12, ip=10.0.0.3) ``), TorchX roles (``[trainer0|0]:``),
-and PyTorch's own glog prefixes (``[E1030 03:19:32.58 ProcessGroupNCCL.cpp:1785] ``).
+PyTorch's own glog prefixes (``[E1030 03:19:32.58 ProcessGroupNCCL.cpp:1785] ``), and the
+leading Markdown code marks (backticks) that a line pasted into an issue or a chat keeps.
 :func:`normalize` removes them, repeatedly, so a pattern
 anchored on the message itself (``^RuntimeError:``) matches whatever tool
 wrapped the line. Locators still read the original line: prefixes are where the
@@ -41,8 +43,10 @@ _PREFIX = re.compile(
     | \[[EWIF]\d{0,4}\s[\d:.\s]*[\w./-]+:\d+\]\s           # PyTorch c10 log prefix
     | \[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*  # ISO timestamp
     | \d\d:\d\d:\d\d(?:[.,]\d+)?\s+                       # bare time of day
-    | [\w.-]{1,63}\s\|\s                                  # docker compose / container name
+    | [\w.-]{1,63}\s+\|\s                                 # docker compose / container name (padded)
+    | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s[\w./-]+:\d+\]\s  # vLLM/SGLang logger
     | kernel:\s                                           # journal kernel tag left after the host
+    | `{1,3}(?=\S)                                        # Markdown code marks left on a pasted line
     | (?:E|W|I|F)\d{4}\s\d\d:\d\d:\d\d\.\d+\s+\d+\s[\w./-]+:\d+\]\s  # glog (c10d) prefix
     )""",
     re.VERBOSE,

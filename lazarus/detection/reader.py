@@ -8,7 +8,8 @@ come from counting newlines between hits. A line longer than
 so a 50 MB line of binary garbage costs one pass and no memory. A hit line
 followed by indented continuation lines (a wrapped kernel or driver message,
 the body of a chained error) is handed over as one line, at most
-``MAX_CONTINUATION_LINES`` joined; traceback frames are not continuations. A
+``MAX_CONTINUATION_LINES`` joined; traceback frames and their source lines (``raise``,
+``assert``) are not continuations. A
 long hit line cut in the middle of a word by a terminal or a web page (it ends
 in a letter and the next line goes on with a lower-case word fragment, not a
 new record such as ``node2: ...``) is joined without a space, so
@@ -32,7 +33,9 @@ from lazarus.models.diagnosis import Diagnosis, FailureKind
 BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
 MAX_CONTINUATION_LINES = 3
-_CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^)\S")
+# A traceback's source lines are not continuations either: ``raise X(`` / ``assert ...`` under the exception line
+# is the code that raised it (output of several ranks interleaves), never more of the message.
+_CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^|raise\b|assert\b)\S")
 HARD_WRAP_MIN_BYTES = 80
 # The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
 # (``node2: ...``, ``rank3 ...``, ``train.py:12``).

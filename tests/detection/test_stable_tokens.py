@@ -49,7 +49,7 @@ def _diagnose(tmp_path, text: str):
             "[1,25]<stderr>:  what():  cudaEventQuery failed: an illegal memory access was encountered",
             "cuda_illegal_address",
             Category.APPLICATION,
-            SAME,
+            STOP,
         ),
         # the driver mismatch as nvidia-container-cli spells it (lower case)
         (

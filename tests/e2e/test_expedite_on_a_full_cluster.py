@@ -3,7 +3,7 @@
 - A hardware fault's restart goes to the top of the queue: when a node frees, it runs before jobs that were
   submitted earlier and still wait; the boost is lifted once it runs; the advice and `lazarus show` say so.
 - An application failure never jumps the queue: one that stops is not restarted at all; one that earns a
-  retry (an illegal memory access) is restarted and waits behind the jobs submitted before it.
+  retry (a NaN loss) is restarted and waits behind the jobs submitted before it.
 """
 
 from __future__ import annotations
@@ -124,11 +124,11 @@ async def test_an_application_failure_never_jumps_the_queue(e2e, job_dir: Path, 
     assert "    queue: " not in lazarus_cli(e2e, "show", str(job)).stdout
 
 
-ILLEGAL_ADDRESS_ONCE = (
+NAN_LOSS_ONCE = (
     "#!/bin/bash\n"
     'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
     "  sleep 4\n"
-    '  echo "RuntimeError: CUDA error: an illegal memory access was encountered"\n'
+    "  echo \"{'loss': nan, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}\"\n"
     "  exit 1\n"
     "fi\n"
     "sleep 600\n"
@@ -138,13 +138,13 @@ ILLEGAL_ADDRESS_ONCE = (
 async def test_an_application_failure_that_restarts_waits_behind_jobs_submitted_earlier(
     e2e, job_dir: Path, mine: list[int]
 ):
-    """An illegal address is an application failure that earns one retry on the same nodes: it is restarted,
+    """A NaN loss is an application failure that earns one retry on the same nodes: it is restarted,
     never expedited, and a job that waited longer gets the next free node."""
     cluster = e2e.cluster
     job = submit_job(
         cluster,
-        ILLEGAL_ADDRESS_ONCE,
-        job_name=f"{JOB_PREFIX}illegal-address",
+        NAN_LOSS_ONCE,
+        job_name=f"{JOB_PREFIX}nan-loss",
         nodes=1,
         exclusive=True,
         output=str(job_dir / "app-%j.out"),
