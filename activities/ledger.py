@@ -3,7 +3,10 @@
 A job workflow decided in act mode asks here, at the moment of acting, whether
 an operator has since thrown the kill switch (``lazarus mode monitor``). The
 worker that would act answers, so a worker able to act is also able to say
-whether it may. The answer is the ledger's own state, read with a query; an
+whether it may. The answer is the ledger's own state, read from the memo it
+publishes (served by the server, so a busy control worker cannot delay it) or,
+for a ledger started before it published one, with a query
+(:mod:`lazarus.ledger_mode`); an
 error (ledger gone, no worker to answer, a timeout) is raised, and the workflow
 then acts as monitor: in doubt, advice waits for a person.
 
@@ -27,9 +30,8 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from lazarus.models import names
-from lazarus.models.ledger import ClusterMode, LedgerView
-from lazarus.models.policy import Mode
+from lazarus.ledger_mode import read_cluster_mode
+from lazarus.models.ledger import ClusterMode
 
 # One query; the workflow's preset (LEDGER_READ) bounds the whole activity, retries included.
 QUERY_TIMEOUT = timedelta(seconds=5)
@@ -64,7 +66,4 @@ class LedgerActivities:
             ) from exc
 
     async def _query(self, ledger_workflow_id: str) -> ClusterMode:
-        view = await self.client.get_workflow_handle(ledger_workflow_id).query(
-            names.LEDGER_VIEW, result_type=LedgerView, rpc_timeout=QUERY_TIMEOUT
-        )
-        return ClusterMode(mode=Mode(view.mode_override) if view.mode_override else None, set_by=view.mode_set_by)
+        return await read_cluster_mode(self.client, ledger_workflow_id, QUERY_TIMEOUT)

@@ -31,7 +31,6 @@ sys.path.insert(0, str(REPO))
 
 from lazarus.config import Settings  # noqa: E402
 from lazarus.logging import setup_logging  # noqa: E402
-from lazarus.models.ledger import LedgerView  # noqa: E402
 from lazarus.models.policy import Mode  # noqa: E402
 from lazarus.slurm.client import SlurmClient  # noqa: E402
 from lazarus.slurm.simulated import SimulatedCluster, SimulatedTransport, current_user  # noqa: E402
@@ -41,7 +40,7 @@ CYCLES = 5
 
 
 class InstantTemporal:
-    """Starts, signals and ledger queries that succeed at once."""
+    """Starts, signals and reads of the ledger's mode that succeed at once."""
 
     async def start_workflow(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -49,8 +48,11 @@ class InstantTemporal:
     def get_workflow_handle(self, workflow_id: str) -> InstantTemporal:
         return self
 
-    async def query(self, *args: Any, **kwargs: Any) -> LedgerView:
-        return LedgerView.model_validate({"cluster": "local", "policy": {}, "nodes": []})
+    async def describe(self, *args: Any, **kwargs: Any) -> InstantTemporal:
+        return self
+
+    async def memo(self) -> dict[str, Any]:
+        return {"cluster_mode": {"mode": None, "set_by": None}}
 
     async def signal(self, *args: Any, **kwargs: Any) -> None:
         return None

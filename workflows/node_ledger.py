@@ -59,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
         MAX_LEDGER_ACTIONS,
         MAX_REFUSED,
         OUTSIDE_LAZARUS,
+        ClusterMode,
         DrainRequest,
         Implication,
         LedgerAction,
@@ -72,6 +73,7 @@ with workflow.unsafe.imports_passed_through():
         ResumeRequest,
     )
     from lazarus.models.notify import Notice
+    from lazarus.models.policy import Mode
     from lazarus.models.recovery import LedgerNote, ModeChange
     from lazarus.models.slurm import NodeAction, NodeActionResult, NodeCensus, NodeCensusRequest, NodeState
     from lazarus.models.spares import RefillRequest, RefillResult, SparePool
@@ -102,6 +104,9 @@ CORROBORATES = "ledger-drains-need-corroboration"
 """Patch id: runs started before it drained on one job's word and counted lemon nodes by job ids."""
 SPARES = "ledger-keeps-spare-pools"
 """Patch id: runs started before spare pools never read or changed a reservation."""
+PUBLISHES_MODE = "ledger-publishes-its-mode"
+"""Patch id: runs started before it kept the cluster-wide mode only in its state, read by a query (which a busy
+control worker may not answer in time); they publish nothing and are read by that query."""
 CENSUS = "ledger-reads-a-census"
 """Patch id: runs started before it read every node's state (the whole cluster into its history) at each
 reconciliation; they keep doing so until they continue as new."""
@@ -229,6 +234,15 @@ class NodeLedgerWorkflow:
         self.s.mode_override = change.mode.value if change.mode else None
         self.s.mode_set_by = decided_by(caller, change.operator)
         self._log("cluster-mode", None, self.s.mode_set_by, f"cluster mode {self.s.mode_override or 'as configured'}")
+        if workflow.patched(PUBLISHES_MODE):
+            self._publish_mode()
+
+    def _publish_mode(self) -> None:
+        """Put the cluster-wide mode in the ledger's memo, which the server serves (``describe``) without asking
+        a worker: the kill switch stays readable however busy the control worker is. The memo changes in the
+        workflow task that applies the signal (`lazarus mode` waits until it shows)."""
+        mode = ClusterMode(mode=Mode(self.s.mode_override) if self.s.mode_override else None, set_by=self.s.mode_set_by)
+        workflow.upsert_memo({names.CLUSTER_MODE_MEMO: mode.model_dump(mode="json")})
 
     @workflow.query(name=names.LEDGER_VIEW)
     def view(self) -> LedgerView:
@@ -272,6 +286,8 @@ class NodeLedgerWorkflow:
         self._corroborates = reconciles and workflow.patched(CORROBORATES)
         self._spares = self._corroborates and workflow.patched(SPARES)
         self._census = reconciles and workflow.patched(CENSUS)
+        if workflow.patched(PUBLISHES_MODE):  # a new run (or one continued as new) publishes the mode it carries
+            self._publish_mode()
         while True:
             await self._wait(reconciles)
             while self._inbox:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import time
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from lazarus.cli.common import (
@@ -23,6 +26,7 @@ from lazarus.cli.common import (
 from lazarus.cli.jobs import fetch_status
 from lazarus.cli.progress import waiting
 from lazarus.errors import LazarusError
+from lazarus.ledger_mode import read_cluster_mode
 from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, ModeChange, RefusedAnswer, Rejection
@@ -140,6 +144,27 @@ async def _decide(args: argparse.Namespace, action: str) -> int:
     return 0
 
 
+MODE_SHOWN_WITHIN = timedelta(seconds=15)
+
+
+async def _ledger_shows(client: Client, ledger: str, mode: Mode) -> str:
+    """Wait until the ledger shows the mode to those who read it before acting (its memo changes in the workflow
+    task that applies the signal): from then on no action starts under the old mode."""
+    deadline = time.monotonic() + MODE_SHOWN_WITHIN.total_seconds()
+    while True:
+        try:
+            if (await read_cluster_mode(client, ledger, timedelta(seconds=5))).mode == mode:
+                return "the ledger shows it to every action from now on, and new jobs will start in it too"
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return (
+                f"the ledger has the signal but did not show the mode within {MODE_SHOWN_WITHIN.seconds} s "
+                "(is the control worker running?); actions read it as soon as it applies it"
+            )
+        await asyncio.sleep(0.2)
+
+
 async def _mode(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     client = await connect(settings)
@@ -157,7 +182,7 @@ async def _mode(args: argparse.Namespace) -> int:
         await client.get_workflow_handle(ledger_id(settings.cluster)).signal(
             NodeLedgerWorkflow.set_cluster_mode, change
         )
-        remembered = "new jobs will start in it too"
+        remembered = await _ledger_shows(client, ledger_id(settings.cluster), mode)
     except RPCError:
         remembered = f"no node ledger runs yet, so new jobs start in the configured mode ({settings.mode.value})"
     count = 0

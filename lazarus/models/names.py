@@ -46,6 +46,7 @@ DRAIN_NODE = "drain_node"  # update: DrainRequest
 SET_LEDGER_POLICY = "set_policy"  # signal: PolicyChange (drain budget, lemon rules, reconciliation)
 SET_CLUSTER_MODE = "set_cluster_mode"  # signal: ModeChange for jobs discovered from now on
 LEDGER_VIEW = "view"  # query: LedgerView
+CLUSTER_MODE_MEMO = "cluster_mode"  # the ledger's memo: its ClusterMode, served by the server (describe)
 
 # ---- the telemetry lease: one per cluster, held by the one telemetry replica that runs the loop ----
 

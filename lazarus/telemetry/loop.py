@@ -41,9 +41,10 @@ from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
 from lazarus.detection.tail import FileTail
 from lazarus.errors import JobCommentError, LazarusError
+from lazarus.ledger_mode import read_cluster_mode
 from lazarus.models import names
 from lazarus.models.diagnosis import FailureKind
-from lazarus.models.ledger import LedgerInput, LedgerView, PolicyChange
+from lazarus.models.ledger import LedgerInput, PolicyChange
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import (
     Anomaly,
@@ -170,17 +171,15 @@ class TelemetryLoop:
         starts in monitor mode (its advice waits for a person).
         """
         try:
-            view = await self.client.get_workflow_handle(ledger).query(
-                names.LEDGER_VIEW, result_type=LedgerView, rpc_timeout=LEDGER_QUERY_TIMEOUT
-            )
-        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as exc:
+            read = await read_cluster_mode(self.client, ledger, LEDGER_QUERY_TIMEOUT)
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError, ValueError) as exc:
             logger.warning(
                 f"cannot read the cluster mode from {ledger} ({exc}); the kill switch may be thrown, "
                 "so the job starts in monitor mode"
             )
             self._ledger_started = False  # start it again next cycle if it is gone
             return Mode.MONITOR
-        return Mode(view.mode_override) if view.mode_override else None
+        return read.mode
 
     async def cycle(self) -> None:
         self._delivery_paused, self._mode_read, self._early = False, None, {}

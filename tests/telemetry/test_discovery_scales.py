@@ -20,7 +20,6 @@ import pytest
 from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.config import Settings
-from lazarus.models.ledger import LedgerView
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import JobRecoveryInput
 from lazarus.slurm.client import SlurmClient
@@ -33,7 +32,7 @@ CALL_S = 0.02  # one Temporal round trip
 
 
 class FakeTemporal:
-    """Counts workflow starts, ledger queries and signals; each takes :data:`CALL_S`."""
+    """Counts workflow starts, reads of the ledger's mode and signals; each takes :data:`CALL_S`."""
 
     def __init__(self, ledger_answers: bool = True) -> None:
         self.starts: list[Any] = []
@@ -58,12 +57,16 @@ class FakeTemporal:
     def get_workflow_handle(self, workflow_id: str) -> FakeTemporal:
         return self
 
-    async def query(self, *args: Any, **kwargs: Any) -> LedgerView:
+    async def describe(self, *args: Any, **kwargs: Any) -> FakeTemporal:
+        """The ledger's description, whose memo holds the cluster mode (lazarus.ledger_mode)."""
         self.queries += 1
         await asyncio.sleep(CALL_S)
         if not self.ledger_answers:
-            raise RPCError("workflow query timed out", RPCStatusCode.DEADLINE_EXCEEDED, b"")
-        return LedgerView.model_validate({"cluster": "local", "policy": {}, "nodes": []})
+            raise RPCError("describe timed out", RPCStatusCode.DEADLINE_EXCEEDED, b"")
+        return self
+
+    async def memo(self) -> dict[str, Any]:
+        return {"cluster_mode": {"mode": None, "set_by": None}}
 
     async def signal(self, *args: Any, **kwargs: Any) -> None:
         await self._call()

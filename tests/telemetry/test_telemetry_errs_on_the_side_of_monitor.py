@@ -42,6 +42,9 @@ def test_a_suspension_and_its_resume_are_each_reported_once():
 class _Unreachable:
     """A workflow handle whose queries fail like a ledger that is gone or has no worker to answer."""
 
+    async def describe(self, *args, **kwargs):
+        raise RPCError("describe timed out", RPCStatusCode.DEADLINE_EXCEEDED, b"")
+
     async def query(self, *args, **kwargs):
         raise RPCError("workflow query timed out", RPCStatusCode.DEADLINE_EXCEEDED, b"")
 

@@ -16,7 +16,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import MODE_FRESH_FOR, LedgerActivities
-from lazarus.models.ledger import LedgerView
+from lazarus.models import names
 from lazarus.models.policy import Mode
 
 pytestmark = pytest.mark.asyncio
@@ -24,7 +24,7 @@ LEDGER = "lazarus-test-ledger"
 
 
 class FakeLedger:
-    """Answers the ledger's view query (after a short wait), counting the queries; ``fail`` makes them fail."""
+    """Serves the ledger's memo (after a short wait), counting the reads; ``fail`` makes them fail."""
 
     def __init__(self) -> None:
         self.queries, self.mode, self.fail = 0, None, False
@@ -32,12 +32,15 @@ class FakeLedger:
     def get_workflow_handle(self, workflow_id: str) -> FakeLedger:
         return self
 
-    async def query(self, *args: Any, **kwargs: Any) -> LedgerView:
+    async def describe(self, *args: Any, **kwargs: Any) -> FakeLedger:
         self.queries += 1
         await asyncio.sleep(0.05)
         if self.fail:
-            raise RuntimeError("workflow query timed out")
-        return LedgerView.model_validate({"cluster": "t", "policy": {}, "nodes": [], "mode_override": self.mode})
+            raise RuntimeError("describe timed out")
+        return self
+
+    async def memo(self) -> dict[str, Any]:
+        return {names.CLUSTER_MODE_MEMO: {"mode": self.mode, "set_by": None}}
 
 
 class Clock:
