@@ -1,0 +1,208 @@
+"""Recognition by stable tokens, fourth pass of issue 9 (hardware, system software, infrastructure): the GPU
+driver's GSP reports, CUDA's contained error, Xid reports in every written form, ESTALE against a dead mount,
+the stuck NCCL watchdog, Slurm's expired credential and task-failure cancellation, and failed ibverbs calls.
+Each case is one log given to ``diagnose_files``, the function behind ``lazarus diagnose``."""
+
+from __future__ import annotations
+
+import pytest
+
+from lazarus.detection.normalize import normalize
+from lazarus.detection.reader import diagnose_files
+from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+
+CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
+STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
+
+
+def _diagnose(tmp_path, text: str):
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    return diagnose_files([path])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[  112.004411] NVRM: GPU3 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 5000 diff 7000 timeout 5200",
+        "Jun  3 04:10:00 gpu17 kernel: NVRM: RmInitAdapter: Cannot initialize GSP firmware RM",
+        "NVRM: GPU1 _kgspLogRpcTimeout: ***************************** GSP Timeout *****************************",
+        "NVRM: GPU2 kgspHealthCheck_GH100: ********** GSP-CrashCat Report **********",
+    ],
+)
+def test_the_driver_naming_the_gsp_as_the_failing_part_is_a_firmware_fault_that_excludes_the_node(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        "gsp_firmware_fault",
+        CRASH,
+        Category.SYSTEM_SOFTWARE,
+        EXCLUDE,
+    )
+
+
+def test_an_xid_62_whose_halt_the_driver_blames_on_the_gsp_is_the_firmware_fault(tmp_path):
+    log = (
+        "NVRM: Xid (PCI:0000:41:00): 62, 11aa22bb 0000c3d8 00000000 206dae68\n"
+        "NVRM: GPU0 _kgspRpcGspEventPmuHalted: Received signal from GSP that PMU has halted.\n"
+    )
+    result = _diagnose(tmp_path, log)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "gsp_firmware_fault",
+        Category.SYSTEM_SOFTWARE,
+        EXCLUDE,
+    )
+
+
+def test_a_gsp_line_does_not_outrank_a_gpu_that_fell_off_the_bus(tmp_path):
+    log = (
+        "NVRM: Xid (PCI:0000:41:00): 79, pid=900, name=python, GPU has fallen off the bus.\n"
+        "NVRM: GPU0 _kgspLogRpcTimeout: ***************************** GSP Timeout *****************************\n"
+    )
+    assert _diagnose(tmp_path, log).signature == "xid_79_fallen_off_bus"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CUDA_ERROR_CONTAINED: Invalid access of peer GPU memory over nvlink or a hardware error",
+        "RuntimeError: CUDA error: cudaErrorContained",
+        "[rank5]: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CUDA error: : CUDA_ERROR_CONTAINED",
+    ],
+)
+def test_cudas_contained_error_is_a_hardware_fault_that_excludes_the_node(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (
+        "cuda_error_contained",
+        Category.HARDWARE,
+        EXCLUDE,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("Xid 149, NETIR_LINK_EVT Fatal XC0 i0 Link 03", "NVRM: Xid (?): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 03"),
+        (
+            "kernel: NVRM: Xid (PCI:0000:1b:00): 45, pid=77, name=python3, Ch 00000004 caused by previous Xid 74",
+            "NVRM: Xid (PCI:0000:1b:00): 74, cleanup reported as Xid 45, pid=77, name=python3, Ch 00000004",
+        ),
+        (
+            "NVRM: Xid (PCI:0000:1b:00): 45, pid=77, name=python3, Ch 00000004",
+            "NVRM: Xid (PCI:0000:1b:00): 45, pid=77, name=python3, Ch 00000004",
+        ),
+    ],
+)
+def test_an_xid_report_is_put_in_the_drivers_own_form_before_matching(line, message):
+    assert normalize(line) == message
+
+
+def test_a_bare_xid_report_is_read_like_the_drivers_own(tmp_path):
+    result = _diagnose(tmp_path, "Xid 149, NETIR_LINK_EVT Fatal XC0 i0 Link 03\n")
+    assert (result.signature, result.category, result.retry_advice) == ("xid_nvlink5", Category.HARDWARE, EXCLUDE)
+
+
+def test_an_xid_45_that_names_its_cause_is_read_as_that_cause(tmp_path):
+    log = "kernel: NVRM: Xid (PCI:0000:1b:00): 45, pid=77, name=python3, Ch 00000004 caused by previous Xid 149\n"
+    result = _diagnose(tmp_path, log)
+    assert (result.signature, result.category, result.retry_advice) == ("xid_nvlink5", Category.HARDWARE, EXCLUDE)
+
+
+def test_an_xid_45_alone_stays_a_consequence(tmp_path):
+    result = _diagnose(tmp_path, "kernel: NVRM: Xid (PCI:0000:1b:00): 45, pid=77, name=python3, Ch 00000004\n")
+    assert (result.signature, result.retry_advice) == ("xid_45_preemptive_cleanup", SAME)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OSError: [Errno 116] Stale file handle: '/scratch/run7/train.log'",
+        "OSError: Unable to create file (unable to fstat file, errno = 116, error message = 'Stale file handle')",
+    ],
+)
+def test_a_stale_file_handle_belongs_to_the_file_and_is_retried_on_the_same_nodes(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice, result.implicated_nodes) == (
+        "storage_stale_handle",
+        Category.INFRASTRUCTURE,
+        SAME,
+        [],
+    )
+
+
+def test_a_dead_mount_still_excludes_its_node(tmp_path):
+    result = _diagnose(tmp_path, "OSError: [Errno 107] Transport endpoint is not connected: '/mnt/objstore/shards'\n")
+    assert (result.signature, result.retry_advice) == ("storage_mount_dead", EXCLUDE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[rank3]:[E612 09:00:00.1 ProcessGroupNCCL.cpp:1500] [PG ID 0 PG GUID 0 Rank 3] ProcessGroupNCCL's watchdog got "
+        "stuck for 600 seconds without making progress in monitoring enqueued collectives.",
+        "[rank1]:[E ProcessGroupNCCL.cpp:1300] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated "
+        "after dumping debug info. workMetaList_.size()=3",
+    ],
+)
+def test_a_stuck_nccl_watchdog_is_a_hang_whose_message_names_no_cause(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        "nccl_watchdog_stuck",
+        HANG,
+        Category.UNKNOWN,
+        SAME,
+    )
+
+
+def test_a_launch_refused_for_an_expired_credential_blames_no_node(tmp_path):
+    result = _diagnose(tmp_path, "srun: error: Task launch for 4410.0 failed on node gpu-a07: Job credential expired\n")
+    assert (result.signature, result.category, result.implicated_nodes) == (
+        "slurm_auth_failure",
+        Category.INFRASTRUCTURE,
+        [],
+    )
+
+
+def test_a_launch_that_failed_for_another_reason_still_excludes_the_node(tmp_path):
+    result = _diagnose(
+        tmp_path, "srun: error: Task launch for 4410.0 failed on node gpu-a07: Communication connection failure\n"
+    )
+    assert (result.signature, result.retry_advice, result.implicated_nodes) == (
+        "slurm_launch_failed",
+        EXCLUDE,
+        ["gpu-a07"],
+    )
+
+
+def test_a_step_cancelled_due_to_task_failure_is_the_consequence_of_a_failed_task(tmp_path):
+    line = "[2025-02-01T10:00:00.123] error: *** STEP 991.0 ON nid000123 CANCELLED AT 2025-02-01T10:00:00 DUE TO TASK FAILURE ***\n"
+    alone = _diagnose(tmp_path, line)
+    assert (alone.signature, alone.category, alone.retry_advice) == ("slurm_step_cancelled", Category.UNKNOWN, SAME)
+    (tmp_path / "with_cause").mkdir()
+    caused = _diagnose(
+        tmp_path / "with_cause", "3: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" + line
+    )
+    assert caused.signature == "cuda_oom"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gpu3:5120:5190 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
+        "gpu3:5120:5190 [4] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+        "mlx5_2:1, curr state INIT, next state RTR",
+        "gpu3:5120:5190 [1] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate memory",
+    ],
+)
+def test_a_failed_ibverbs_connection_call_is_an_nccl_system_failure(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        "ib_verbs_call_failed",
+        CRASH,
+        Category.SYSTEM_SOFTWARE,
+        SAME,
+    )
+
+
+def test_failing_to_open_the_verbs_device_is_no_failure_since_nccl_falls_back_to_sockets(tmp_path):
+    result = _diagnose(tmp_path, "gpu3:5120:5120 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n")
+    assert result.failure_kind is NONE
