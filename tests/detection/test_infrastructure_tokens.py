@@ -206,3 +206,78 @@ def test_a_failed_ibverbs_connection_call_is_an_nccl_system_failure(tmp_path, te
 def test_failing_to_open_the_verbs_device_is_no_failure_since_nccl_falls_back_to_sockets(tmp_path):
     result = _diagnose(tmp_path, "gpu3:5120:5120 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n")
     assert result.failure_kind is NONE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stderr: nvidia-container-cli.real: initialization error: driver error: failed to process request: unknown",
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container "
+        "process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit "
+        "status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library failed: "
+        "libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown",
+    ],
+)
+def test_a_container_runtime_that_cannot_initialise_the_nodes_driver_excludes_the_node(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (
+        "container_gpu_init_failed",
+        Category.SYSTEM_SOFTWARE,
+        EXCLUDE,
+    )
+
+
+def test_an_image_whose_cuda_requirement_the_driver_does_not_meet_still_stops(tmp_path):
+    text = (
+        "OCI runtime create failed: container_linux.go:380: starting container process caused: "
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver\n"
+    )
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.retry_advice) == ("gpu_driver_unusable", STOP)
+
+
+def test_no_cuda_device_in_the_container_runtimes_lower_case_is_a_lost_gpu(tmp_path):
+    text = "stderr: nvidia-container-cli: initialization error: cuda error: no cuda-capable device is detected\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category, result.retry_advice) == ("gpu_lost", Category.HARDWARE, EXCLUDE)
+
+
+def test_cudas_system_not_ready_as_its_samples_print_it_is_the_fabric_not_initialised(tmp_path):
+    result = _diagnose(tmp_path, "Failed to copy vector B (error code system not yet initialized)!\n")
+    assert (result.signature, result.category, result.retry_advice) == (
+        "gpu_fabric_not_initialized",
+        Category.SYSTEM_SOFTWARE,
+        EXCLUDE,
+    )
+
+
+def test_open_mpis_lost_peer_notice_is_a_consequence_retried_as_is(tmp_path):
+    log = (
+        "An MPI communication peer process has unexpectedly disconnected.  This\n"
+        "usually indicates a failure in the peer process (e.g., a crash or\n"
+    )
+    alone = _diagnose(tmp_path, log)
+    assert (alone.signature, alone.failure_kind, alone.category, alone.retry_advice) == (
+        "mpi_peer_disconnected",
+        CRASH,
+        Category.UNKNOWN,
+        SAME,
+    )
+    (tmp_path / "with_cause").mkdir()
+    caused = _diagnose(
+        tmp_path / "with_cause", "2: RuntimeError: CUDA error: an illegal memory access was encountered\n" + log
+    )
+    assert caused.signature == "cuda_illegal_address"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The node with client ID 0a1b2c3d has been marked dead because the monitor has missed too many heartbeats from it.",
+        "The node with node id: 9f8e7d and address: 10.1.2.3 and node name: 10.1.2.3 has been marked dead because the "
+        "detector has missed too many heartbeats from it.",
+    ],
+)
+def test_a_node_ray_declared_dead_is_an_infrastructure_failure_retried(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == ("ray_node_dead", Category.INFRASTRUCTURE, SAME)
