@@ -281,3 +281,31 @@ def test_open_mpis_lost_peer_notice_is_a_consequence_retried_as_is(tmp_path):
 def test_a_node_ray_declared_dead_is_an_infrastructure_failure_retried(tmp_path, text):
     result = _diagnose(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == ("ray_node_dead", Category.INFRASTRUCTURE, SAME)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[gpu7:16223:0:16223] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51 hw_synd 0/2)",
+        "[gpu7:16223:0:16223] ib_mlx5_log.c:177  Remote access error on mlx5_2:1/RoCE (synd 0x13 vend 0x88 hw_synd 0/0)",
+    ],
+)
+def test_a_failed_work_completion_ucx_reports_by_its_ibverbs_status_is_a_crash_of_unknown_cause(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
+        "ucx_completion_error",
+        CRASH,
+        Category.UNKNOWN,
+        SAME,
+    )
+
+
+def test_ucxs_transport_retry_exceeded_keeps_its_own_signature(tmp_path):
+    text = "[gpu7:16223:0:16223] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)\n"
+    assert _diagnose(tmp_path, text).signature == "ucx_transport_retry"
+
+
+def test_a_port_error_in_nccls_newer_async_error_event_wording_is_a_port_fault(tmp_path):
+    text = "gpu7:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_6:1 Got async error event: port error\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category) == ("ib_port_down", Category.INFRASTRUCTURE)
