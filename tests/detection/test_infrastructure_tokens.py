@@ -309,3 +309,14 @@ def test_a_port_error_in_nccls_newer_async_error_event_wording_is_a_port_fault(t
     text = "gpu7:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_6:1 Got async error event: port error\n"
     result = _diagnose(tmp_path, text)
     assert (result.signature, result.category) == ("ib_port_down", Category.INFRASTRUCTURE)
+
+
+def test_the_heartbeat_monitor_terminating_the_process_is_a_hang_even_when_the_stuck_line_is_wrapped(tmp_path):
+    log = (
+        "[rank6]:[E429 13:55:49.384 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL'\n"
+        "s watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.\n"
+        "[rank6]:[F429 14:03:49.385 ProcessGroupNCCL.cpp:1554] [PG ID 0 PG GUID 0(default_pg) Rank 6] Terminating the "
+        "process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n"
+    )
+    result = _diagnose(tmp_path, log)
+    assert (result.signature, result.failure_kind, result.retry_advice) == ("nccl_watchdog_stuck", HANG, SAME)
