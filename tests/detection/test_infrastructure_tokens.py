@@ -320,3 +320,25 @@ def test_the_heartbeat_monitor_terminating_the_process_is_a_hang_even_when_the_s
     )
     result = _diagnose(tmp_path, log)
     assert (result.signature, result.failure_kind, result.retry_advice) == ("nccl_watchdog_stuck", HANG, SAME)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gpu2:811:840 [0] graph/xml.h:77 NCCL WARN Attribute busid of node nic not found",
+        "[3] graph/rings.cc:38 NCCL WARN Error : ring 1 does not loop back to start (5 != 7).",
+        "gpu2:811:840 [0] graph/topo.h:230 NCCL WARN Could not find NET with id 2",
+    ],
+)
+def test_nccls_topology_code_failing_to_model_the_node_stops(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert (result.signature, result.category, result.retry_advice) == (
+        "nccl_topology_error",
+        Category.SYSTEM_SOFTWARE,
+        STOP,
+    )
+
+
+def test_nccls_topology_search_falling_back_to_a_simpler_order_is_no_failure(tmp_path):
+    text = "gpu2:811:840 [0] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 4, falling back to simple order\n"
+    assert _diagnose(tmp_path, text).failure_kind is NONE
