@@ -342,3 +342,41 @@ def test_nccls_topology_code_failing_to_model_the_node_stops(tmp_path, text):
 def test_nccls_topology_search_falling_back_to_a_simpler_order_is_no_failure(tmp_path):
     text = "gpu2:811:840 [0] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 4, falling back to simple order\n"
     assert _diagnose(tmp_path, text).failure_kind is NONE
+
+
+def test_a_nic_whose_firmware_health_check_reports_a_fatal_error_excludes_the_node(tmp_path):
+    text = "May  2 03:00:00 gpu9 kernel: mlx5_core 0000:c1:00.0: poll_health:800:(pid 0): Fatal error 3 detected\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "ib_nic_catastrophic",
+        Category.HARDWARE,
+        EXCLUDE,
+    )
+
+
+def test_a_fatal_firmware_first_hardware_error_excludes_the_node(tmp_path):
+    log = (
+        "{2}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n"
+        "{2}[Hardware Error]: event severity: fatal\n"
+    )
+    result = _diagnose(tmp_path, log)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "host_mce_uncorrected",
+        Category.HARDWARE,
+        EXCLUDE,
+    )
+
+
+def test_a_corrected_firmware_first_hardware_error_is_no_failure(tmp_path):
+    result = _diagnose(tmp_path, "{2}[Hardware Error]: event severity: corrected\n")
+    assert result.failure_kind is NONE
+
+
+def test_a_libfabric_request_completed_with_an_error_is_a_fabric_failure_retried(tmp_path):
+    text = "gpu9:77:90 [2] NCCL WARN NET/OFI Request 0x7f00aa completed with error. RC: 5. Error: 5 (Input/output error).\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.category, result.retry_advice) == (
+        "ofi_completion_error",
+        Category.INFRASTRUCTURE,
+        SAME,
+    )
