@@ -380,3 +380,16 @@ def test_a_libfabric_request_completed_with_an_error_is_a_fabric_failure_retried
         Category.INFRASTRUCTURE,
         SAME,
     )
+
+
+def test_an_nfs_mount_that_never_happened_is_a_crash_while_a_silent_server_is_a_hang(tmp_path):
+    failed = _diagnose(tmp_path, "mount.nfs: Connection timed out\n")
+    assert (failed.signature, failed.failure_kind, failed.category, failed.retry_advice) == (
+        "nfs_mount_failed",
+        CRASH,
+        Category.INFRASTRUCTURE,
+        SAME,
+    )
+    (tmp_path / "mounted").mkdir()
+    silent = _diagnose(tmp_path / "mounted", "[ 812.004] nfs: server fs2 not responding, still trying\n")
+    assert (silent.signature, silent.failure_kind) == ("nfs_not_responding", HANG)
