@@ -393,3 +393,12 @@ def test_an_nfs_mount_that_never_happened_is_a_crash_while_a_silent_server_is_a_
     (tmp_path / "mounted").mkdir()
     silent = _diagnose(tmp_path / "mounted", "[ 812.004] nfs: server fs2 not responding, still trying\n")
     assert (silent.signature, silent.failure_kind) == ("nfs_not_responding", HANG)
+
+
+def test_a_compute_engine_preemption_notice_is_a_preemption_retried(tmp_path):
+    result = _diagnose(tmp_path, "2024-03-01T10:00:00Z gcp-vm-7 Instance was preempted.\n")
+    assert (result.signature, result.category, result.retry_advice) == (
+        "cloud_preemption",
+        Category.INFRASTRUCTURE,
+        SAME,
+    )
