@@ -402,3 +402,26 @@ def test_a_compute_engine_preemption_notice_is_a_preemption_retried(tmp_path):
         Category.INFRASTRUCTURE,
         SAME,
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[Fri May 31 00:54:38 2024] LustreError: 31377:0:(mgc_request.c:612:do_requeue()) failed processing log: -5",
+        "LustreError: 11-0: scratch-MDT0000-mdc-ffff: operation mds_reint to node 10.0.0.9@o2ib failed: -19",
+        "LNetError: 120-3: Refusing connection from 10.0.0.8 for 10.0.0.9@tcp: No matching NI",
+    ],
+)
+def test_lustres_kernel_tag_is_never_read_as_a_python_exception(tmp_path, text):
+    result = _diagnose(tmp_path, text + "\n")
+    assert result.failure_kind is NONE
+
+
+def test_a_lustre_mount_the_client_refused_is_a_crash_of_its_software(tmp_path):
+    text = "LustreError: 4410:0:(super25.c:187:lustre_fill_super()) llite: Unable to mount <unknown>: rc = -2\n"
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.failure_kind, result.category) == (
+        "lustre_mount_failed",
+        CRASH,
+        Category.SYSTEM_SOFTWARE,
+    )
