@@ -44,6 +44,13 @@ immediate action of NVIDIA's
 `watch` keeps the node but blames it (the agent marks it degraded); `keep` does
 not blame it; for Xid 154 the recovery action in the message (NVML's recovery
 action, for the agent) decides.
+
+Every written form of an Xid report is read through the same entry: a bare
+`Xid 149, ...` (as NVIDIA's catalogue, DCGM and health reports write it) is put
+in the driver's `NVRM: Xid (?): 149, ...` form before matching, and an Xid 45
+that names its cause (`... caused by previous Xid 149`) is read as that cause,
+since Xid 45 is only the cleanup after another error
+(`lazarus/detection/normalize.py`, `canonical_xid`).
 """
 
 

@@ -15,6 +15,13 @@ anchored on the message itself (``^RuntimeError:``) matches whatever tool
 wrapped the line. Locators still read the original line: prefixes are where the
 node and the rank are named.
 
+Xid reports are put in the driver's own form, so that one pattern per code
+matches every way they are written (:func:`canonical_xid`): a bare ``Xid 149,
+...`` (as NVIDIA's catalogue, DCGM and health reports write it) becomes
+``NVRM: Xid (?): 149, ...``, and an Xid 45 that names its cause (``... caused by
+previous Xid 149``) is read as that cause: Xid 45 is only the cleanup after
+another error (NVIDIA's Xid 45 workflow), so the code it names is the finding.
+
 Joining a message wrapped over indented lines is done by the file scanner
 (:mod:`.reader`), which sees the lines that follow a keyword hit.
 """
@@ -53,11 +60,25 @@ _PREFIX = re.compile(
 )
 
 
+_BARE_XID = re.compile(r"^Xid (\d+),")
+_XID_45_CAUSE = re.compile(r"NVRM: Xid (\([^)]*\)): 45\b(.*) caused by previous Xid (\d+)")
+
+
+def canonical_xid(message: str) -> str:
+    """``message`` with an Xid report in the driver's ``NVRM: Xid (PCI...): N,`` form (see the module doc)."""
+    if message.startswith("Xid "):
+        return _BARE_XID.sub(r"NVRM: Xid (?): \1,", message, count=1)
+    if "caused by previous Xid" in message:
+        return _XID_45_CAUSE.sub(r"NVRM: Xid \1: \3, cleanup reported as Xid 45\2", message, count=1)
+    return message
+
+
 def normalize(line: str) -> str:
-    """``line`` without the tool prefixes in front of its message (at most ``MAX_PREFIXES`` are stripped)."""
+    """``line`` without the tool prefixes in front of its message (at most ``MAX_PREFIXES`` are stripped),
+    an Xid report put in the driver's form."""
     for _ in range(MAX_PREFIXES):
         found = _PREFIX.match(line)
         if found is None or found.end() == 0:
             break
         line = line[found.end() :]
-    return line.strip()
+    return canonical_xid(line.strip())
