@@ -29,7 +29,7 @@ def _diagnose(tmp_path, text: str):
         "[2026-03-02T10:00:01.118] error: Node gpu-a01 has low real_memory size (64000 < 512000)",
         "[2026-03-02T10:00:01.118] error: Node gpu-a01 has low socket*core*thread count (8 < 64)",
         "[2026-03-02T10:00:01.118] error: Node gpu-a01 has low cpu count (8 < 64)",
-        "slurmctld: error: Parse error in file /etc/slurm/slurm.conf line 42: \"Gres=gpu:8\"",
+        'slurmctld: error: Parse error in file /etc/slurm/slurm.conf line 42: "Gres=gpu:8"',
     ],
 )
 def test_slurm_refusing_its_own_configuration_is_a_cluster_misconfiguration_that_stops(tmp_path, text):
