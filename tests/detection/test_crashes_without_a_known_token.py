@@ -92,3 +92,12 @@ def test_a_traceback_cut_before_its_exception_line_is_an_uncaught_exception(tmp_
 def test_a_traceback_with_its_exception_line_is_read_by_the_exception(tmp_path):
     text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nKeyError: 'x'\n"
     assert _diagnose(tmp_path, text).signature == "python_exception"
+
+
+@pytest.mark.parametrize("stage", ["initialization", "mount"])
+def test_every_stage_error_of_the_container_gpu_hook_is_the_nodes_driver_stack(tmp_path, stage):
+    line = f"docker: Error response from daemon: OCI runtime create failed: stderr: nvidia-container-cli: {stage} error: failed\n"
+    result = _diagnose(tmp_path, line)
+    assert result.signature == "container_gpu_init_failed"
+    assert result.failure_kind is FailureKind.CRASH
+    assert result.category is Category.SYSTEM_SOFTWARE
