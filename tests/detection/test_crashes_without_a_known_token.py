@@ -19,7 +19,10 @@ def _diagnose(tmp_path, text: str):
 @pytest.mark.parametrize(
     ("line", "signature"),
     [
-        ("THCudaCheck FAIL file=lib/THC/THCStorage.c line=147 error=4 : unspecified launch failure", "cuda_launch_failure"),
+        (
+            "THCudaCheck FAIL file=lib/THC/THCStorage.c line=147 error=4 : unspecified launch failure",
+            "cuda_launch_failure",
+        ),
         ("cudaCheckError() failed at kernels.cu:88 : an illegal memory access was encountered", "cuda_illegal_address"),
     ],
 )
@@ -58,7 +61,9 @@ def test_an_exit_status_that_names_sigkill_is_a_killed_worker(tmp_path, text):
     assert result.implicated_nodes == []
 
 
-@pytest.mark.parametrize("line", ["      Exit Code:    0", "      Exit Code:    1", "_job_complete: JobId=9 WEXITSTATUS 0"])
+@pytest.mark.parametrize(
+    "line", ["      Exit Code:    0", "      Exit Code:    1", "_job_complete: JobId=9 WEXITSTATUS 0"]
+)
 def test_an_exit_status_without_a_signal_is_not_a_kill(tmp_path, line):
     result = _diagnose(tmp_path, line + "\n")
     assert result.signature != "process_killed_sigkill"
