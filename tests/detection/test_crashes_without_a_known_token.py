@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lazarus.detection.normalize import normalize
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 
@@ -106,3 +107,16 @@ def test_every_stage_error_of_the_container_gpu_hook_is_the_nodes_driver_stack(t
     assert result.signature == "container_gpu_init_failed"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.SYSTEM_SOFTWARE
+
+
+def test_gos_standard_log_time_is_stripped_like_any_timestamp():
+    assert normalize("2021/03/04 05:06:07 RuntimeError: boom") == "RuntimeError: boom"
+
+
+def test_an_xid_the_kubernetes_device_plugin_reports_is_read_as_the_drivers_xid(tmp_path):
+    line = "2021/03/04 05:06:07 XidCriticalError: Xid=79 on Device=GPU-1234-abcd, the device will go unhealthy.\n"
+    assert normalize(line.strip()) == "NVRM: Xid (GPU-1234-abcd): 79, the device will go unhealthy."
+    result = _diagnose(tmp_path, line)
+    assert result.signature == "xid_79_fallen_off_bus"
+    assert result.failure_kind is FailureKind.CRASH
+    assert result.category is Category.HARDWARE
