@@ -4,7 +4,7 @@ The same NCCL or kernel message reaches Lazarus behind many prefixes: srun
 ``--label`` (``3: ``), mpirun ``--tag-output`` (``[1,3]<stdout>:``), torchrun
 (``[rank3]:``), syslog (``May  1 12:00:00 node4 kernel:``), dmesg
 (``[12345.678901]``, ``[  +0.000844]``, ``[Sat Oct 12 18:38:44 2024]``), ISO or
-bracketed timestamps, container or pod names (``worker-1 | ``, padded by docker
+bracketed timestamps, Go's standard log time (``2020/08/10 19:09:42``), container or pod names (``worker-1 | ``, padded by docker
 compose), vLLM's and SGLang's logger (``ERROR 11-18 18:07:28 engine.py:366] ``), the host a
 parallel launcher names (pdsh/DeepSpeed ``node01: ``, ``10.0.0.3: ``), Ray actors
 (``(RayWorker pid=12, ip=10.0.0.3) ``), TorchX roles (``[trainer0|0]:``),
@@ -18,7 +18,8 @@ node and the rank are named.
 Xid reports are put in the driver's own form, so that one pattern per code
 matches every way they are written (:func:`canonical_xid`): a bare ``Xid 149,
 ...`` (as NVIDIA's catalogue, DCGM and health reports write it) becomes
-``NVRM: Xid (?): 149, ...``, and an Xid 45 that names its cause (``... caused by
+``NVRM: Xid (?): 149, ...``, the Kubernetes device plugin's ``XidCriticalError: Xid=79 on Device=GPU-...,``
+becomes ``NVRM: Xid (GPU-...): 79,``, and an Xid 45 that names its cause (``... caused by
 previous Xid 149``) is read as that cause: Xid 45 is only the cleanup after
 another error (NVIDIA's Xid 45 workflow), so the code it names is the finding.
 
@@ -50,6 +51,7 @@ _PREFIX = re.compile(
     | \[[EWIF]\d{0,4}\s[\d:.\s]*[\w./-]+:\d+\]\s           # PyTorch c10 log prefix
     | \[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*  # ISO timestamp
     | \d\d:\d\d:\d\d(?:[.,]\d+)?\s+                       # bare time of day
+    | \d{4}/\d\d/\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s+          # Go's standard log (device plugin, operators)
     | [\w.-]{1,63}\s+\|\s                                 # docker compose / container name (padded)
     | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s[\w./-]+:\d+\]\s  # vLLM/SGLang logger
     | kernel:\s                                           # journal kernel tag left after the host
@@ -61,6 +63,7 @@ _PREFIX = re.compile(
 
 
 _BARE_XID = re.compile(r"^Xid (\d+),")
+_DEVICE_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([^,\s]+),?")
 _XID_45_CAUSE = re.compile(r"NVRM: Xid (\([^)]*\)): 45\b(.*) caused by previous Xid (\d+)")
 
 
@@ -68,6 +71,8 @@ def canonical_xid(message: str) -> str:
     """``message`` with an Xid report in the driver's ``NVRM: Xid (PCI...): N,`` form (see the module doc)."""
     if message.startswith("Xid "):
         return _BARE_XID.sub(r"NVRM: Xid (?): \1,", message, count=1)
+    if "XidCriticalError: Xid=" in message:
+        return _DEVICE_PLUGIN_XID.sub(r"NVRM: Xid (\2): \1,", message, count=1)
     if "caused by previous Xid" in message:
         return _XID_45_CAUSE.sub(r"NVRM: Xid \1: \3, cleanup reported as Xid 45\2", message, count=1)
     return message
