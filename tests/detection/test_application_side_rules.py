@@ -285,6 +285,18 @@ def test_a_segfault_a_ray_worker_reports_in_its_own_log_is_still_the_root(tmp_pa
     assert _diagnose(tmp_path, text).signature == "process_segfault"
 
 
+def test_rays_driver_warning_that_a_worker_died_is_not_by_itself_a_failure(tmp_path):
+    """Older Ray versions print the driver's WARNING while a program that succeeded tears its workers down at
+    exit; a real death shows its cause in other lines (the raylet's SYSTEM_ERROR report, a signal)."""
+    text = (
+        "epoch 3: val_loss=2.31\n"
+        "2024-01-01 10:00:00,032 WARNING worker.py:1072 -- A worker died or was killed while executing task ffff01.\n"
+        "all done\n"
+    )
+    result = _diagnose(tmp_path, text)
+    assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
+
+
 @pytest.mark.parametrize(
     "line",
     [
