@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+from lazarus.models.names import ledger_id
 from lazarus.models.recovery import JobStatus, RecoveryState
 from tests.conftest import SlurmCluster, assert_eventually
 from tests.e2e.stack import REPO, E2EStack
@@ -22,6 +23,17 @@ async def wait_state(e2e: E2EStack, job_id: int, *states: RecoveryState, timeout
         return await assert_eventually(check, timeout=timeout, interval=0.3)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n--- worker log ---\n{e2e.log_tail()}") from None
+
+
+async def ledger_started(e2e: E2EStack, timeout: float = 60) -> None:
+    """Until the node ledger runs: the telemetry worker starts it at its first cycle, so on a fresh stack an
+    operator's `lazarus nodes ...` can come before it (the CLI then says no ledger runs)."""
+
+    async def started() -> bool:
+        await (await e2e.client()).get_workflow_handle(ledger_id("lztest")).describe()
+        return True
+
+    await assert_eventually(started, timeout=timeout)
 
 
 def job_field(cluster: SlurmCluster, job_id: int, name: str) -> str:

@@ -21,7 +21,7 @@ import pytest
 
 from lazarus.models.recovery import RecoveryState
 from tests.conftest import assert_eventually, submit_job
-from tests.e2e.helpers import json_lines, lazarus_cli, restore_nodes, wait_state
+from tests.e2e.helpers import json_lines, lazarus_cli, ledger_started, restore_nodes, wait_state
 from tests.e2e.receiver import Receiver
 from tests.e2e.stack import JOB_PREFIX, SPARES_POLICY, SPARES_RESERVATION, E2EStack
 
@@ -95,6 +95,7 @@ def pool(e2e: E2EStack) -> dict | None:
 async def test_a_hardware_fault_moves_the_job_to_the_spare_and_the_pool_is_refilled_once_a_node_is_free(
     e2e: E2EStack, job_dir: Path, reservation: str, webhooks: Receiver
 ) -> None:
+    await ledger_started(e2e)  # the first test on a fresh stack can come before the telemetry worker's first cycle
     for node in [*MEMBERS, OTHER]:  # an operator's resume: earlier tests' implications of these nodes no longer count
         lazarus_cli(e2e, "nodes", "resume", node, "--comment", "spares test: a clean slate")
     # Busy until the test cancels it: with the default 2-minute limit, a slow run saw it end on its own and the
