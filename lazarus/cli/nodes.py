@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from lazarus.cli.common import (
     failure_message,
@@ -186,13 +186,20 @@ async def _operator_update(
     request: _Request,
     verb: str,
 ) -> int:
-    _settings, handle = await _handle(args)
+    settings, handle = await _handle(args)
     try:
         # temporalio's ``@workflow.update(name=...)`` keeps an async handler's coroutine as the update's
         # result type; the update itself answers with what the coroutine returns
         with waiting(f"waiting for the node ledger to answer ({request.node})"):
             result = cast("NodeActionResult", await handle.execute_update(update, request))
-    except (WorkflowUpdateFailedError, RPCError) as exc:
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NodeActionRefused(
+                f"{request.node} was not {verb}: no node ledger runs for cluster {settings.cluster} yet (the "
+                "telemetry worker starts it on its first cycle: is a worker running?); nothing was changed"
+            ) from None
+        raise NodeActionRefused(f"{request.node} was not {verb}: {failure_message(exc)}") from None
+    except WorkflowUpdateFailedError as exc:
         raise NodeActionRefused(f"{request.node} was not {verb}: {failure_message(exc)}") from None
     state = ", ".join(f"{n.name} {n.state}" for n in result.nodes) or verb
     print(f"{request.node}: {verb} by {request.operator}: {state}")
