@@ -2,7 +2,8 @@
 
 A remote service the program could not reach (a hub, an object store) is the network's fault, not the
 program's: infrastructure, retried. Ranks whose collective timeouts name different collectives ran
-different programs (mismatched collectives): a bug in the program, stopped. Each case is one log written
+different programs (mismatched collectives): a bug in the program, stopped. A pod the kubelet evicted for
+memory pressure ran out of host memory, like a process the OOM killer ended: stopped. Each case is one log written
 for the test, given to ``diagnose_files``, the function behind ``lazarus diagnose``."""
 
 from __future__ import annotations
@@ -100,3 +101,23 @@ def test_ranks_timing_out_in_the_same_collective_stay_an_unknown_hang_that_is_re
     """One slow or stuck rank makes the others time out in the collective they all share: no bug is shown."""
     result = _diagnose(tmp_path, "".join(_timeout(*line) for line in lines))
     assert (result.failure_kind, result.category, result.retry_advice) == (HANG, Category.UNKNOWN, SAME)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "4m11s  Warning  Evicted  pod/train-0  The node was low on resource: memory. Container train was using "
+        "61203216Ki, which exceeds its request of 32Gi.",
+        "4m07s  Warning  Evicted  pod/train-1  The node had condition: [MemoryPressure].",
+    ],
+)
+def test_a_pod_evicted_for_memory_pressure_ran_out_of_host_memory_and_stops(tmp_path, line):
+    """The kubelet's memory eviction is the host running out of memory, like the kernel's OOM killer."""
+    result = _diagnose(tmp_path, line + "\n")
+    assert (result.failure_kind, result.category, result.retry_advice) == (CRASH, Category.APPLICATION, STOP)
+
+
+def test_a_pod_evicted_for_disk_pressure_stays_an_infrastructure_eviction_that_is_retried(tmp_path):
+    line = "message: 'The node was low on resource: ephemeral-storage. Container w was using 21Gi, which exceeds its request of 0.'"
+    result = _diagnose(tmp_path, line + "\n")
+    assert (result.category, result.retry_advice, result.signature) == (Category.INFRASTRUCTURE, SAME, "pod_evicted")
