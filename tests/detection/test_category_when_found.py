@@ -121,3 +121,13 @@ def test_a_pod_evicted_for_disk_pressure_stays_an_infrastructure_eviction_that_i
     line = "message: 'The node was low on resource: ephemeral-storage. Container w was using 21Gi, which exceeds its request of 0.'"
     result = _diagnose(tmp_path, line + "\n")
     assert (result.category, result.retry_advice, result.signature) == (Category.INFRASTRUCTURE, SAME, "pod_evicted")
+
+
+def test_a_timeout_a_client_logged_and_retried_does_not_hide_the_programs_own_exception(tmp_path):
+    text = (
+        "wandb: WARNING A graphql request initiated by the public wandb API timed out (timeout=19 sec). "
+        "HTTPSConnectionPool(host='api.wandb.ai', port=443): Read timed out. (read timeout=19)\n"
+        + TRACEBACK.format(raised="ValueError(shape)", last="ValueError: shapes (4, 8) and (16,) not aligned")
+    )
+    result = _diagnose(tmp_path, text)
+    assert (result.category, result.retry_advice, result.signature) == (Category.APPLICATION, STOP, "python_exception")
