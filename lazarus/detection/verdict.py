@@ -25,6 +25,9 @@ The rules, in order:
    world size) blames the node of the rank that never reported
    (:mod:`.missing_rank`); the decision table's node-evidence row then
    excludes it.
+6. Collective timeouts that name two or more different collectives are a
+   mismatch between the ranks' programs (:mod:`.collective_mismatch`): the
+   category is application, and the table's application row stops.
 Advisory candidates (health warnings) become notes, never a failure.
 
 The confidence is the raw score mapped through :mod:`.calibration` (measured
@@ -39,6 +42,7 @@ from lazarus.detection.advice_table import advise
 from lazarus.detection.calibration import calibrate
 from lazarus.detection.candidate import Candidate, Findings
 from lazarus.detection.catalogue import Locator, Role
+from lazarus.detection.collective_mismatch import mismatched_collectives
 from lazarus.detection.missing_rank import missing_rank
 from lazarus.models.diagnosis import Category, Diagnosis, Evidence, FailureKind, RetryAdvice
 
@@ -160,7 +164,13 @@ def conclude(analyzer: Findings) -> Diagnosis:
     if advice is RetryAdvice.RETRY_EXCLUDING_NODES and not nodes and sig.locator is Locator.NCCL_PEER:
         # The line names the peer at the other end of a failed link; unresolved, it names no node to exclude.
         advice = advise(sig.failure_kind, sig.category, node_evidence=False)
-    silent = missing_rank(root, analyzer.context.layout) if not roots else None
+    category = sig.category
+    mismatch = mismatched_collectives(root) if not roots else []
+    if mismatch:
+        category = Category.APPLICATION
+        advice = advise(sig.failure_kind, category, node_evidence=False)
+        notes.append(f"the ranks timed out in different collectives ({', '.join(mismatch)}): mismatched collectives")
+    silent = missing_rank(root, analyzer.context.layout) if not roots and not mismatch else None
     silent_node = analyzer.context.layout.node_for_rank(silent) if silent is not None else None
     allocation = analyzer.context.allocation
     if silent_node is not None and (allocation is None or silent_node in allocation):
@@ -172,7 +182,7 @@ def conclude(analyzer: Findings) -> Diagnosis:
         )
     return Diagnosis(
         failure_kind=sig.failure_kind if sig.failure_kind is not FailureKind.NONE else FailureKind.CRASH,
-        category=sig.category,
+        category=category,
         signature=sig.id,
         retry_advice=advice,
         implicated_nodes=nodes,
