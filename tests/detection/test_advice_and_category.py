@@ -7,17 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 CRASH, NONE = FailureKind.CRASH, FailureKind.NONE
 STOP, SAME = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
 
 
 @pytest.mark.parametrize(
@@ -33,7 +27,7 @@ def _diagnose(tmp_path, text: str):
     ],
 )
 def test_slurm_refusing_its_own_configuration_is_a_cluster_misconfiguration_that_stops(tmp_path, text):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.failure_kind, result.category, result.retry_advice, result.implicated_nodes) == (
         CRASH,
         Category.INFRASTRUCTURE,
@@ -43,10 +37,10 @@ def test_slurm_refusing_its_own_configuration_is_a_cluster_misconfiguration_that
 
 
 def test_a_slurm_error_the_catalogue_does_not_know_is_still_retried(tmp_path):
-    result = _diagnose(tmp_path, "slurmstepd: error: container_g_join failed: 4410\n")
+    result = diagnose_text(tmp_path, "slurmstepd: error: container_g_join failed: 4410\n")
     assert (result.category, result.retry_advice) == (Category.INFRASTRUCTURE, SAME)
 
 
 def test_a_node_whose_resources_match_its_configuration_is_no_failure(tmp_path):
-    result = _diagnose(tmp_path, "[2026-03-02T10:00:01.118] Node gpu-a01 now responding\n")
+    result = diagnose_text(tmp_path, "[2026-03-02T10:00:01.118] Node gpu-a01 now responding\n")
     assert result.failure_kind is NONE

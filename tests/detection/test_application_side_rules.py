@@ -11,15 +11,10 @@ import pytest
 from lazarus.detection.normalize import normalize
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 STOP = RetryAdvice.STOP
 SAME = RetryAdvice.RETRY_SAME_NODES
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
 
 
 def _verdict(result):
@@ -32,14 +27,14 @@ def _verdict(result):
 def test_a_raise_statement_under_an_exception_line_is_not_part_of_its_message(tmp_path):
     # Ranks interleave: one rank's exception line, then another traceback's source line.
     text = "[rank3]: KeyError: 'labels'\n    raise ChildFailedError(\n    raise SomeOtherError(\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert _verdict(result) == ("python_exception", FailureKind.CRASH, Category.APPLICATION, STOP)
     assert result.evidence[0].text == "[rank3]: KeyError: 'labels'"
 
 
 def test_an_assert_statement_is_not_joined_to_the_line_before(tmp_path):
     text = "ValueError: bad shard index 9\n    assert world_size % tp == 0\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.evidence[0].text == "ValueError: bad shard index 9"
 
 
@@ -50,7 +45,7 @@ def test_a_bare_exception_ending_a_traceback_is_the_programs_own_error(tmp_path)
         "    raise Exception(\n"
         "Exception: no checkpoint matches the requested step\n"
     )
-    assert _verdict(_diagnose(tmp_path, text)) == (
+    assert _verdict(diagnose_text(tmp_path, text)) == (
         "python_exception",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -77,7 +72,7 @@ def test_the_vllm_logger_a_padded_compose_name_and_markdown_code_marks_are_strip
 
 def test_an_exception_behind_the_vllm_logger_is_recognised(tmp_path):
     text = "api-1   | ERROR 03-04 10:11:12 engine.py:120] ValueError: max_model_len is larger than the KV cache\n"
-    assert _verdict(_diagnose(tmp_path, text))[0] == "python_exception"
+    assert _verdict(diagnose_text(tmp_path, text))[0] == "python_exception"
 
 
 # ---------------------------------------------------------------- the worker's exit status
@@ -85,7 +80,7 @@ def test_an_exception_behind_the_vllm_logger_is_recognised(tmp_path):
 
 def test_a_worker_exit_status_of_one_is_an_uncaught_exception(tmp_path):
     text = "E0101 00:00:00.000000 1 api.py:869] failed (exitcode: 1) local_rank: 2 (pid: 77) of binary: /bin/python\n"
-    assert _verdict(_diagnose(tmp_path, text)) == (
+    assert _verdict(diagnose_text(tmp_path, text)) == (
         "elastic_worker_exception_exit",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -95,7 +90,7 @@ def test_a_worker_exit_status_of_one_is_an_uncaught_exception(tmp_path):
 
 def test_a_worker_killed_by_a_signal_is_not_called_the_programs_error(tmp_path):
     text = "failed (exitcode: -9) local_rank: 0 (pid: 11) of binary: /bin/python\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.category is not Category.APPLICATION
 
 
@@ -106,7 +101,7 @@ def test_a_collective_timeout_outranks_the_exit_status_it_caused(tmp_path):
         " before timing out.\n"
         "failed (exitcode: 1) local_rank: 1 (pid: 12) of binary: /bin/python\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.signature, result.failure_kind, result.retry_advice) == (
         "nccl_watchdog_timeout",
         FailureKind.HANG,
@@ -127,7 +122,7 @@ def test_a_collective_timeout_outranks_the_exit_status_it_caused(tmp_path):
     ],
 )
 def test_a_port_already_taken_is_a_launch_mistake(tmp_path, line):
-    assert _verdict(_diagnose(tmp_path, line + "\n")) == (
+    assert _verdict(diagnose_text(tmp_path, line + "\n")) == (
         "store_bind_failed",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -185,7 +180,7 @@ def test_the_drivers_own_report_of_the_fault_decides_over_the_runtimes(tmp_path)
     ],
 )
 def test_a_loss_scale_driven_below_one_is_a_divergence(tmp_path, line):
-    assert _verdict(_diagnose(tmp_path, line + "\n")) == (
+    assert _verdict(diagnose_text(tmp_path, line + "\n")) == (
         "loss_scale_below_one",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -202,7 +197,7 @@ def test_a_loss_scale_driven_below_one_is_a_divergence(tmp_path, line):
     ],
 )
 def test_a_loss_scale_lowered_but_still_at_least_one_is_routine(tmp_path, line):
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert (result.failure_kind, result.retry_advice) == (FailureKind.NONE, None)
 
 
@@ -218,12 +213,12 @@ def test_a_loss_scale_lowered_but_still_at_least_one_is_routine(tmp_path, line):
     ],
 )
 def test_an_xla_or_tensorflow_device_allocation_failure_is_out_of_memory(tmp_path, line):
-    assert _verdict(_diagnose(tmp_path, line + "\n")) == ("cuda_oom", FailureKind.CRASH, Category.APPLICATION, STOP)
+    assert _verdict(diagnose_text(tmp_path, line + "\n")) == ("cuda_oom", FailureKind.CRASH, Category.APPLICATION, STOP)
 
 
 def test_a_tensorflow_host_allocation_failure_is_not_called_a_gpu_one(tmp_path):
     line = "Resource exhausted: OOM when allocating tensor with shape[8,4096] on /job:localhost/device:CPU:0\n"
-    assert _diagnose(tmp_path, line).signature != "cuda_oom"
+    assert diagnose_text(tmp_path, line).signature != "cuda_oom"
 
 
 # ---------------------------------------------------------------- the cluster manager
@@ -239,7 +234,7 @@ def test_a_tensorflow_host_allocation_failure_is_not_called_a_gpu_one(tmp_path):
     ],
 )
 def test_a_node_the_cluster_manager_declared_dead_is_a_crash_of_unknown_cause(tmp_path, line):
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert _verdict(result) == ("cluster_member_marked_dead", FailureKind.CRASH, Category.UNKNOWN, SAME)
     assert result.implicated_nodes == []
 
@@ -249,7 +244,7 @@ def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
         "May  1 12:00:00 node3 kernel: Out of memory: Killed process 4242 (raylet) total-vm:1000kB, anon-rss:900kB\n"
         "The node with node id: 9a1c has been marked dead because the detector has missed too many heartbeats.\n"
     )
-    assert _diagnose(tmp_path, text).signature != "cluster_member_marked_dead"
+    assert diagnose_text(tmp_path, text).signature != "cluster_member_marked_dead"
 
 
 # ---------------------------------------------------------------- external termination
@@ -257,7 +252,12 @@ def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
 
 def test_a_traceback_ending_in_keyboard_interrupt_is_a_signal_from_outside(tmp_path):
     text = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    loss.backward()\nKeyboardInterrupt\n'
-    assert _verdict(_diagnose(tmp_path, text)) == ("generic_external_signal", FailureKind.CRASH, Category.UNKNOWN, SAME)
+    assert _verdict(diagnose_text(tmp_path, text)) == (
+        "generic_external_signal",
+        FailureKind.CRASH,
+        Category.UNKNOWN,
+        SAME,
+    )
 
 
 def test_a_ray_worker_death_is_not_read_as_the_causes_it_lists(tmp_path):
@@ -265,7 +265,7 @@ def test_a_ray_worker_death_is_not_read_as_the_causes_it_lists(tmp_path):
         "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker exit type: "
         "SYSTEM_ERROR. Potential root causes: (1) SIGKILL by the OOM killer (2) ray stop --force (3) SIGSEGV.\n"
     )
-    assert _verdict(_diagnose(tmp_path, text)) == ("ray_worker_died", FailureKind.CRASH, Category.UNKNOWN, SAME)
+    assert _verdict(diagnose_text(tmp_path, text)) == ("ray_worker_died", FailureKind.CRASH, Category.UNKNOWN, SAME)
 
 
 def test_a_workers_death_explains_its_peers_collective_timeout(tmp_path):
@@ -274,7 +274,7 @@ def test_a_workers_death_explains_its_peers_collective_timeout(tmp_path):
         "[rank1]:[E101 00:00:01.0 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
         "WorkNCCL(SeqNum=1, OpType=ALLGATHER, NumelIn=1, NumelOut=2, Timeout(ms)=600000) ran for 600033 milliseconds\n"
     )
-    assert _diagnose(tmp_path, text).signature == "ray_worker_died"
+    assert diagnose_text(tmp_path, text).signature == "ray_worker_died"
 
 
 def test_a_segfault_a_ray_worker_reports_in_its_own_log_is_still_the_root(tmp_path):
@@ -282,7 +282,7 @@ def test_a_segfault_a_ray_worker_reports_in_its_own_log_is_still_the_root(tmp_pa
         "WARNING worker.py:1619 -- A worker died or was killed while executing task 5d17ffff.\n"
         "(pid=2417, ip=10.0.0.5) *** SIGSEGV (@0x88) received by PID 2417 (TID 0x7f73) from PID 136; stack trace: ***\n"
     )
-    assert _diagnose(tmp_path, text).signature == "process_segfault"
+    assert diagnose_text(tmp_path, text).signature == "process_segfault"
 
 
 def test_rays_driver_warning_that_a_worker_died_is_not_by_itself_a_failure(tmp_path):
@@ -293,7 +293,7 @@ def test_rays_driver_warning_that_a_worker_died_is_not_by_itself_a_failure(tmp_p
         "2024-01-01 10:00:00,032 WARNING worker.py:1072 -- A worker died or was killed while executing task ffff01.\n"
         "all done\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
 
 
@@ -305,9 +305,14 @@ def test_rays_driver_warning_that_a_worker_died_is_not_by_itself_a_failure(tmp_p
     ],
 )
 def test_a_lustre_kernel_message_is_not_read_as_a_python_exception(tmp_path, line):
-    assert _diagnose(tmp_path, line + "\n").signature != "python_exception"
+    assert diagnose_text(tmp_path, line + "\n").signature != "python_exception"
 
 
 def test_the_cuda_runtime_assert_enum_is_a_device_side_assertion(tmp_path):
     line = "RuntimeError: transform: failed to synchronize: cudaErrorAssert: device-side assert triggered\n"
-    assert _verdict(_diagnose(tmp_path, line)) == ("cuda_device_assert", FailureKind.CRASH, Category.APPLICATION, STOP)
+    assert _verdict(diagnose_text(tmp_path, line)) == (
+        "cuda_device_assert",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        STOP,
+    )

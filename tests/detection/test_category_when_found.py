@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 CRASH, HANG = FailureKind.CRASH, FailureKind.HANG
 STOP, SAME = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES
@@ -23,12 +23,6 @@ TRACEBACK = """Traceback (most recent call last):
     raise {raised}
 {last}
 """
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
 
 
 @pytest.mark.parametrize(
@@ -46,7 +40,7 @@ def _diagnose(tmp_path, text: str):
     ],
 )
 def test_a_remote_service_that_cannot_be_reached_is_infrastructure_and_retried(tmp_path, last):
-    result = _diagnose(tmp_path, TRACEBACK.format(raised="ConnectionError(url)", last=last))
+    result = diagnose_text(tmp_path, TRACEBACK.format(raised="ConnectionError(url)", last=last))
     assert (result.failure_kind, result.category, result.retry_advice) == (CRASH, Category.INFRASTRUCTURE, SAME)
     assert result.signature == "remote_request_failed"
     assert result.implicated_nodes == []
@@ -57,7 +51,7 @@ def test_an_http_read_timeout_reported_in_a_warning_is_a_failed_request_not_a_ha
         "Warning: Failed to load dataset config 'default' from 'org/set'. Error: (ReadTimeoutError(\"HTTPSConnection"
         "Pool(host='huggingface.co', port=443): Read timed out. (read timeout=10)\"), '(Request ID: 38f9)')\n"
     )
-    result = _diagnose(tmp_path, line)
+    result = diagnose_text(tmp_path, line)
     assert (result.failure_kind, result.category, result.retry_advice) == (CRASH, Category.INFRASTRUCTURE, SAME)
 
 
@@ -70,7 +64,7 @@ def test_an_http_read_timeout_reported_in_a_warning_is_a_failed_request_not_a_ha
 )
 def test_other_exceptions_keep_their_answer(tmp_path, last):
     """A pipe reset between the job's own processes is not a remote service; a ValueError stays a bug."""
-    result = _diagnose(tmp_path, TRACEBACK.format(raised="err", last=last))
+    result = diagnose_text(tmp_path, TRACEBACK.format(raised="err", last=last))
     assert result.signature != "remote_request_failed"
 
 
@@ -83,7 +77,7 @@ def _timeout(rank: int, seq: int, op: str) -> str:
 
 
 def test_ranks_timing_out_in_different_collectives_are_a_program_bug_that_stops(tmp_path):
-    result = _diagnose(tmp_path, _timeout(0, 7219, "BROADCAST") + _timeout(1, 7221, "ALLREDUCE"))
+    result = diagnose_text(tmp_path, _timeout(0, 7219, "BROADCAST") + _timeout(1, 7221, "ALLREDUCE"))
     assert (result.failure_kind, result.category, result.retry_advice) == (HANG, Category.APPLICATION, STOP)
     assert result.implicated_nodes == []
     assert any("mismatched collectives" in note for note in result.notes)
@@ -99,7 +93,7 @@ def test_ranks_timing_out_in_different_collectives_are_a_program_bug_that_stops(
 )
 def test_ranks_timing_out_in_the_same_collective_stay_an_unknown_hang_that_is_retried(tmp_path, lines):
     """One slow or stuck rank makes the others time out in the collective they all share: no bug is shown."""
-    result = _diagnose(tmp_path, "".join(_timeout(*line) for line in lines))
+    result = diagnose_text(tmp_path, "".join(_timeout(*line) for line in lines))
     assert (result.failure_kind, result.category, result.retry_advice) == (HANG, Category.UNKNOWN, SAME)
 
 
@@ -113,13 +107,13 @@ def test_ranks_timing_out_in_the_same_collective_stay_an_unknown_hang_that_is_re
 )
 def test_a_pod_evicted_for_memory_pressure_ran_out_of_host_memory_and_stops(tmp_path, line):
     """The kubelet's memory eviction is the host running out of memory, like the kernel's OOM killer."""
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert (result.failure_kind, result.category, result.retry_advice) == (CRASH, Category.APPLICATION, STOP)
 
 
 def test_a_pod_evicted_for_disk_pressure_stays_an_infrastructure_eviction_that_is_retried(tmp_path):
     line = "message: 'The node was low on resource: ephemeral-storage. Container w was using 21Gi, which exceeds its request of 0.'"
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert (result.category, result.retry_advice, result.signature) == (Category.INFRASTRUCTURE, SAME, "pod_evicted")
 
 
@@ -129,5 +123,5 @@ def test_a_timeout_a_client_logged_and_retried_does_not_hide_the_programs_own_ex
         "HTTPSConnectionPool(host='api.wandb.ai', port=443): Read timed out. (read timeout=19)\n"
         + TRACEBACK.format(raised="ValueError(shape)", last="ValueError: shapes (4, 8) and (16,) not aligned")
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.category, result.retry_advice, result.signature) == (Category.APPLICATION, STOP, "python_exception")

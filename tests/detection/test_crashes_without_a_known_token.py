@@ -7,14 +7,8 @@ from __future__ import annotations
 import pytest
 
 from lazarus.detection.normalize import normalize
-from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
+from tests.detection.logs import diagnose_text
 
 
 @pytest.mark.parametrize(
@@ -28,7 +22,7 @@ def _diagnose(tmp_path, text: str):
     ],
 )
 def test_a_cuda_runtime_error_string_is_recognised_whatever_wrapper_prints_it(tmp_path, line, signature):
-    result = _diagnose(tmp_path, f"step 10 loss 2.1\n{line}\n")
+    result = diagnose_text(tmp_path, f"step 10 loss 2.1\n{line}\n")
     assert result.signature == signature
     assert result.failure_kind is FailureKind.CRASH
 
@@ -41,7 +35,7 @@ def test_a_cuda_runtime_error_string_is_recognised_whatever_wrapper_prints_it(tm
     ],
 )
 def test_a_slurm_daemon_fatal_line_is_a_scheduler_crash(tmp_path, line):
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert result.signature == "generic_scheduler_error"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.INFRASTRUCTURE
@@ -56,7 +50,7 @@ def test_a_slurm_daemon_fatal_line_is_a_scheduler_crash(tmp_path, line):
     ],
 )
 def test_an_exit_status_that_names_sigkill_is_a_killed_worker(tmp_path, text):
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "process_killed_sigkill"
     assert result.failure_kind is FailureKind.CRASH
     assert result.implicated_nodes == []
@@ -66,7 +60,7 @@ def test_an_exit_status_that_names_sigkill_is_a_killed_worker(tmp_path, text):
     "line", ["      Exit Code:    0", "      Exit Code:    1", "_job_complete: JobId=9 WEXITSTATUS 0"]
 )
 def test_an_exit_status_without_a_signal_is_not_a_kill(tmp_path, line):
-    result = _diagnose(tmp_path, line + "\n")
+    result = diagnose_text(tmp_path, line + "\n")
     assert result.signature != "process_killed_sigkill"
 
 
@@ -75,7 +69,7 @@ def test_a_launcher_killing_its_remaining_workers_is_a_crash_of_unknown_cause(tm
         "[2024-05-02 10:00:01,100] [INFO] [engine.py:120:step] step 40 loss 1.92\n"
         "[2024-05-02 10:00:07,420] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 7311\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "launcher_killed_workers"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.UNKNOWN
@@ -89,7 +83,7 @@ def test_a_traceback_cut_before_its_exception_line_is_an_uncaught_exception(tmp_
         '[rank0]:   File "/work/run.py", line 77, in <module>\n'
         "[rank0]:     main()\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "generic_uncaught_traceback"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.APPLICATION
@@ -97,13 +91,13 @@ def test_a_traceback_cut_before_its_exception_line_is_an_uncaught_exception(tmp_
 
 def test_a_traceback_with_its_exception_line_is_read_by_the_exception(tmp_path):
     text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nKeyError: 'x'\n"
-    assert _diagnose(tmp_path, text).signature == "python_exception"
+    assert diagnose_text(tmp_path, text).signature == "python_exception"
 
 
 @pytest.mark.parametrize("stage", ["initialization", "mount"])
 def test_every_stage_error_of_the_container_gpu_hook_is_the_nodes_driver_stack(tmp_path, stage):
     line = f"docker: Error response from daemon: OCI runtime create failed: stderr: nvidia-container-cli: {stage} error: failed\n"
-    result = _diagnose(tmp_path, line)
+    result = diagnose_text(tmp_path, line)
     assert result.signature == "container_gpu_init_failed"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.SYSTEM_SOFTWARE
@@ -116,7 +110,7 @@ def test_gos_standard_log_time_is_stripped_like_any_timestamp():
 def test_an_xid_the_kubernetes_device_plugin_reports_is_read_as_the_drivers_xid(tmp_path):
     line = "2021/03/04 05:06:07 XidCriticalError: Xid=79 on Device=GPU-1234-abcd, the device will go unhealthy.\n"
     assert normalize(line.strip()) == "NVRM: Xid (GPU-1234-abcd): 79, the device will go unhealthy."
-    result = _diagnose(tmp_path, line)
+    result = diagnose_text(tmp_path, line)
     assert result.signature == "xid_79_fallen_off_bus"
     assert result.failure_kind is FailureKind.CRASH
     assert result.category is Category.HARDWARE

@@ -10,15 +10,10 @@ import pytest
 from lazarus.detection.normalize import normalize
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 CRASH, HANG = FailureKind.CRASH, FailureKind.HANG
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
 
 
 def test_a_line_cut_mid_word_by_the_terminal_is_read_as_one_message(tmp_path):
@@ -28,14 +23,14 @@ def test_a_line_cut_mid_word_by_the_terminal_is_read_as_one_message(tmp_path):
         "e operation timeout: WorkNCCL(SeqNum=13, OpType=SCATTER, NumelIn=384, NumelOut=0, Timeout(ms)=1800000) "
         "ran for 1800085 milliseconds before timing out.\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "nccl_watchdog_timeout"
     assert "collective operation timeout" in result.evidence[0].text
 
 
 def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
     text = "RuntimeError: CUDA error: out of memory\nnext line in lower case\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "cuda_oom"
     assert "next line" not in result.evidence[0].text
 
@@ -188,7 +183,7 @@ def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
     ],
 )
 def test_wordings_of_other_versions_are_recognised(tmp_path, text, signature, kind, category, advice):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
         signature,
         kind,
@@ -226,7 +221,7 @@ def test_wordings_of_other_versions_are_recognised(tmp_path, text, signature, ki
     ],
 )
 def test_launch_and_configuration_mistakes_stop_instead_of_retrying(tmp_path, text, signature, kind):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
         signature,
         kind,
@@ -240,12 +235,12 @@ def test_a_store_barrier_that_counts_the_world_size_is_not_a_failure(tmp_path):
         "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
         "(world_size=4, worker_count=4, timeout=0:30:00)\n"
     )
-    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+    assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
 
 
 def test_the_batch_script_missing_on_a_node_blames_the_node_not_the_job(tmp_path):
     text = "slurmstepd: error: execve(): /tmp/slurmd/job2997813/slurm_script: No such file or directory\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.signature, result.category, result.retry_advice) == (
         "slurm_script_missing_on_node",
         Category.INFRASTRUCTURE,
@@ -255,7 +250,7 @@ def test_the_batch_script_missing_on_a_node_blames_the_node_not_the_job(tmp_path
 
 def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
     text = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
-    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+    assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
 
 
 @pytest.mark.parametrize(
@@ -321,7 +316,7 @@ def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
     ],
 )
 def test_runtime_driver_storage_and_fabric_errors_get_the_table_s_advice(tmp_path, text, signature, category, advice):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
 
 
@@ -373,12 +368,12 @@ def test_an_exception_name_is_never_taken_for_a_prefix(line):
 def test_slurm_wordings_of_memory_limits_refused_requests_and_failed_prologs(
     tmp_path, text, signature, category, advice
 ):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
 
 
 def test_a_busy_allocation_is_not_a_refused_request(tmp_path):
-    result = _diagnose(tmp_path, "srun: error: Unable to allocate resources: Requested nodes are busy\n")
+    result = diagnose_text(tmp_path, "srun: error: Unable to allocate resources: Requested nodes are busy\n")
     assert result.signature != "slurm_request_rejected"
 
 
@@ -401,7 +396,7 @@ def test_a_busy_allocation_is_not_a_refused_request(tmp_path):
     ],
 )
 def test_store_gloo_and_worker_failures_are_retried_not_blamed_on_the_code(tmp_path, text, signature, kind):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.retry_advice) == (signature, kind, SAME)
 
 
@@ -427,13 +422,13 @@ def test_store_gloo_and_worker_failures_are_retried_not_blamed_on_the_code(tmp_p
     ],
 )
 def test_hangs_ended_by_a_watchdog_or_a_timeout_are_hangs_in_every_wording(tmp_path, text, signature):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.retry_advice) == (signature, HANG, SAME)
 
 
 def test_a_store_wait_timeout_is_a_rendezvous_failure_not_a_code_bug(tmp_path):
     text = "torch.distributed.DistStoreError: wait timeout after 300000ms, keys: /default_pg//0//cuda//0\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.signature, result.category, result.retry_advice) == (
         "rendezvous_timeout",
         Category.INFRASTRUCTURE,
@@ -447,16 +442,16 @@ def test_ranks_still_arriving_at_the_store_barrier_are_not_a_failure(tmp_path, w
         "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
         f"(world_size={world}, worker_count={workers}, timeout=0:30:00)\n"
     )
-    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+    assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
 
 
 def test_one_nan_gradient_norm_is_a_skipped_overflow_not_a_failure(tmp_path):
     text = " iteration     5426/  250000 | loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 |\n"
-    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+    assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
 
 
 def test_a_native_bad_alloc_is_the_host_running_out_of_memory(tmp_path):
-    result = _diagnose(tmp_path, "terminate called after throwing an instance of 'std::bad_alloc'\n")
+    result = diagnose_text(tmp_path, "terminate called after throwing an instance of 'std::bad_alloc'\n")
     assert (result.signature, result.retry_advice) == ("host_oom_invoked", STOP)
 
 
@@ -473,7 +468,7 @@ def test_warnings_are_noted_never_acted_on(tmp_path):
         "kernel: bnxt_en 0000:3b:00.0 eth0: NIC Link is Down\n"
         "        Physical state: Polling\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
     assert any("horovod_stall" in note for note in result.notes)
     assert any("lustre_client_error" in note for note in result.notes)
@@ -517,7 +512,7 @@ def test_warnings_are_noted_never_acted_on(tmp_path):
     ],
 )
 def test_host_memory_disks_nics_maintenance_and_containers(tmp_path, text, signature, category, advice):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.category, result.retry_advice) == (signature, category, advice)
 
 

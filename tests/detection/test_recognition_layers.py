@@ -7,8 +7,8 @@ import pytest
 
 from lazarus.detection.advice_table import advise
 from lazarus.detection.normalize import normalize
-from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 
 @pytest.mark.parametrize(
@@ -31,14 +31,8 @@ def test_a_line_without_a_prefix_is_left_as_is():
     assert normalize("NCCL WARN Cuda failure 'out of memory'") == "NCCL WARN Cuda failure 'out of memory'"
 
 
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
-
-
 def test_a_prefixed_exception_is_recognised_by_its_type(tmp_path):
-    result = _diagnose(tmp_path, "[1,2]<stdout>:[rank2]: ModuleNotFoundError: No module named 'apex'\n")
+    result = diagnose_text(tmp_path, "[1,2]<stdout>:[rank2]: ModuleNotFoundError: No module named 'apex'\n")
     assert result.signature == "python_import_error"
 
 
@@ -47,14 +41,14 @@ def test_a_message_wrapped_over_indented_lines_is_matched_as_one(tmp_path):
         "[ 7386.259769] NVRM: API mismatch: the client has the version 515.48.07, but\n"
         "               NVRM: this kernel module has the version 510.73.05.  Please\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "gpu_driver_mismatch"
     assert "510.73.05" in result.evidence[0].text
 
 
 def test_traceback_frames_are_not_joined_to_the_line_before(tmp_path):
     text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nKeyError: 'x'\n"
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "python_exception"
     assert result.evidence[0].line_no == 3
 
@@ -85,7 +79,7 @@ def test_traceback_frames_are_not_joined_to_the_line_before(tmp_path):
     ],
 )
 def test_the_generic_layer_answers_when_no_signature_matches(tmp_path, text, signature, kind):
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.signature, result.failure_kind) == (signature, kind)
     assert result.implicated_nodes == []  # a generic answer never blames a node
 
@@ -95,7 +89,7 @@ def test_a_specific_signature_wins_over_the_generic_layer(tmp_path):
         "Exception raised from checkTimeout at ProcessGroupNCCL.cpp:781 (most recent call first):\n"
         "3: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     )
-    assert _diagnose(tmp_path, text).signature == "cuda_oom"
+    assert diagnose_text(tmp_path, text).signature == "cuda_oom"
 
 
 @pytest.mark.parametrize(

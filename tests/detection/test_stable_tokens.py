@@ -7,17 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
 
 CRASH = FailureKind.CRASH
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
-
-
-def _diagnose(tmp_path, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return diagnose_files([path])
 
 
 @pytest.mark.parametrize(
@@ -123,7 +117,7 @@ def _diagnose(tmp_path, text: str):
     ],
 )
 def test_a_failure_is_recognised_by_its_stable_token_whatever_prints_it(tmp_path, text, signature, category, advice):
-    result = _diagnose(tmp_path, text + "\n")
+    result = diagnose_text(tmp_path, text + "\n")
     assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
         signature,
         CRASH,
@@ -138,7 +132,7 @@ def test_a_link_fault_whose_peer_maps_to_no_node_is_retried_as_is(tmp_path):
         "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
         "10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "ib_retry_exceeded"
     assert (result.retry_advice, result.implicated_nodes) == (SAME, [])
 
@@ -149,7 +143,7 @@ def test_a_link_fault_whose_peer_is_known_still_excludes_that_node(tmp_path):
         "node1:100:200 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<54862> with status=12 opcode=0 "
         "len=0 vendor err 129 (Recv)\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert result.signature == "ib_retry_exceeded"
     assert (result.retry_advice, result.implicated_nodes) == (EXCLUDE, ["node3"])
 
@@ -159,17 +153,17 @@ def test_a_node_that_registers_fewer_gpus_than_configured_is_excluded_by_name(tm
         "May 23 12:49:52 mgmt1 slurmctld[80708]: slurmctld: error: Setting node nodegpu1 state to INVAL with "
         "reason:gres/gpu count reported lower than configured (3 < 4)\n"
     )
-    result = _diagnose(tmp_path, text)
+    result = diagnose_text(tmp_path, text)
     assert (result.signature, result.category) == ("slurm_gres_count_low", Category.INFRASTRUCTURE)
     assert (result.retry_advice, result.implicated_nodes) == (EXCLUDE, ["nodegpu1"])
 
 
 def test_a_gpu_count_reason_without_a_node_name_blames_no_node(tmp_path):
-    result = _diagnose(tmp_path, "Reason=gres/gpu count reported lower than configured (0 < 8)\n")
+    result = diagnose_text(tmp_path, "Reason=gres/gpu count reported lower than configured (0 < 8)\n")
     assert (result.signature, result.retry_advice, result.implicated_nodes) == ("slurm_gres_count_low", EXCLUDE, [])
 
 
 def test_a_broken_socket_alone_is_of_unknown_category_and_retried(tmp_path):
     # The peer died or the network failed: the line cannot say which (5 of 7 real excerpts are labelled unknown).
-    result = _diagnose(tmp_path, "node1:2345:2399 [0] NCCL WARN NET/Socket : socket progress error: Broken pipe\n")
+    result = diagnose_text(tmp_path, "node1:2345:2399 [0] NCCL WARN NET/Socket : socket progress error: Broken pipe\n")
     assert (result.signature, result.category, result.retry_advice) == ("nccl_socket_error", Category.UNKNOWN, SAME)
