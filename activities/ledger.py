@@ -56,7 +56,7 @@ class LedgerActivities:
         asked_at, read = self._read.get(ledger_workflow_id, (None, None))
         stale = asked_at is None or self._clock() - asked_at > MODE_FRESH_FOR.total_seconds()
         if read is None or stale or (read.done() and read.exception() is not None):
-            read = asyncio.ensure_future(self._query(ledger_workflow_id))
+            read = asyncio.ensure_future(read_cluster_mode(self.client, ledger_workflow_id, QUERY_TIMEOUT))
             self._read[ledger_workflow_id] = (self._clock(), read)
         try:
             return await asyncio.shield(read)
@@ -64,6 +64,3 @@ class LedgerActivities:
             raise ApplicationError(
                 f"cannot read the cluster-wide mode from {ledger_workflow_id}: {exc}", type="ClusterModeUnreadable"
             ) from exc
-
-    async def _query(self, ledger_workflow_id: str) -> ClusterMode:
-        return await read_cluster_mode(self.client, ledger_workflow_id, QUERY_TIMEOUT)

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError
+from temporalio.service import RPCError
 
 from lazarus.models import names
 from lazarus.models.ledger import ClusterMode, LedgerView
 from lazarus.models.policy import Mode
+
+UNREADABLE = (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError, ValueError)
+"""What :func:`read_cluster_mode` raises when the mode cannot be read (ValueError: a memo that is not a mode)."""
 
 
 async def read_cluster_mode(client: Client, ledger_workflow_id: str, timeout: timedelta) -> ClusterMode:

@@ -8,7 +8,7 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from lazarus.cli.common import (
@@ -26,7 +26,7 @@ from lazarus.cli.common import (
 from lazarus.cli.jobs import fetch_status
 from lazarus.cli.progress import waiting
 from lazarus.errors import LazarusError
-from lazarus.ledger_mode import read_cluster_mode
+from lazarus.ledger_mode import UNREADABLE, read_cluster_mode
 from lazarus.models.names import ledger_id, workflow_id
 from lazarus.models.policy import Mode
 from lazarus.models.recovery import Approval, ModeChange, RefusedAnswer, Rejection
@@ -155,7 +155,7 @@ async def _ledger_shows(client: Client, ledger: str, mode: Mode) -> str:
         try:
             if (await read_cluster_mode(client, ledger, timedelta(seconds=5))).mode == mode:
                 return "the ledger shows it to every action from now on, and new jobs will start in it too"
-        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError, ValueError):
+        except UNREADABLE:
             pass
         if time.monotonic() > deadline:
             return (

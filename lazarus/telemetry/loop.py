@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from loguru import logger
-from temporalio.client import Client, WorkflowQueryFailedError, WorkflowQueryRejectedError
+from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -41,7 +41,7 @@ from lazarus.config import Settings
 from lazarus.detection.safe_open import LogAccess
 from lazarus.detection.tail import FileTail
 from lazarus.errors import JobCommentError, LazarusError
-from lazarus.ledger_mode import read_cluster_mode
+from lazarus.ledger_mode import UNREADABLE, read_cluster_mode
 from lazarus.models import names
 from lazarus.models.diagnosis import FailureKind
 from lazarus.models.ledger import LedgerInput, PolicyChange
@@ -172,7 +172,7 @@ class TelemetryLoop:
         """
         try:
             read = await read_cluster_mode(self.client, ledger, LEDGER_QUERY_TIMEOUT)
-        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError, ValueError) as exc:
+        except UNREADABLE as exc:
             logger.warning(
                 f"cannot read the cluster mode from {ledger} ({exc}); the kill switch may be thrown, "
                 "so the job starts in monitor mode"
