@@ -1,8 +1,11 @@
 """A stall, a slowdown or an outside signal is read from the report's stable form: a stall inspector's "no
 progress for N s" is a hang, a GPU that lowers its clocks for a thermal or power violation (DCGM's health codes,
 nvidia-smi's clocks-event reasons) is a straggler, torchelastic's "Received N death signal" and bash's job-status
-"Killed" report a process ended from outside, and a managed-job controller's "cluster is preempted" a preemption.
-Every finding here is weak (low severity or a victim): any other failure in the log wins."""
+"Killed" report a process ended from outside, a child ended by signal 11 is a segfault whoever reports it
+(a launcher's negative exit code, zsh's job status), and a managed-job controller's "cluster is preempted" a
+preemption.
+The stall, the slowdown and the outside signal are weak findings (low severity or a victim): any other failure
+in the log wins."""
 
 from __future__ import annotations
 
@@ -141,3 +144,20 @@ def test_a_managed_job_controller_saying_the_cluster_is_preempted_is_a_preemptio
         Category.INFRASTRUCTURE,
         RetryAdvice.RETRY_SAME_NODES,
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR:composer.cli.launcher:Rank 3 crashed with exit code -11.",
+        "worker 2 (pid 4102) failed with exit status -11",
+        "[1]    21406 segmentation fault (core dumped)  python train.py --epochs 4",
+    ],
+)
+def test_a_child_ended_by_signal_11_is_a_segfault_whoever_reports_it(tmp_path, line):
+    result = _diagnose(tmp_path, f"{STEPS}{line}\n")
+    assert (result.signature, result.failure_kind) == ("process_segfault", FailureKind.CRASH)
+
+
+def test_an_exit_code_that_only_starts_like_minus_11_is_not_a_segfault(tmp_path):
+    assert _diagnose(tmp_path, "worker exited with exit code -110\n").signature != "process_segfault"
