@@ -161,3 +161,23 @@ def test_a_child_ended_by_signal_11_is_a_segfault_whoever_reports_it(tmp_path, l
 
 def test_an_exit_code_that_only_starts_like_minus_11_is_not_a_segfault(tmp_path):
     assert _diagnose(tmp_path, "worker exited with exit code -110\n").signature != "process_segfault"
+
+
+def test_the_elastic_agent_reporting_a_failed_worker_group_is_a_crash_whose_cause_is_elsewhere(tmp_path):
+    text = (
+        f"{STEPS}I0501 12:00:01.000000 4100 torch/distributed/elastic/agent/server/api.py:889] [default] "
+        "Worker group FAILED. 2/3 attempts left; will restart worker group\n"
+    )
+    result = _diagnose(tmp_path, text)
+    assert (result.signature, result.failure_kind, result.category) == (
+        "elastic_child_failed",
+        FailureKind.CRASH,
+        Category.UNKNOWN,
+    )
+    assert result.implicated_nodes == []
+
+
+def test_a_worker_group_that_succeeded_is_not_a_failure(tmp_path):
+    text = "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished.\n"
+    text += "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group SUCCEEDED\n"
+    assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
