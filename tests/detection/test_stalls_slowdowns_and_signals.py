@@ -181,3 +181,15 @@ def test_a_worker_group_that_succeeded_is_not_a_failure(tmp_path):
     text = "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished.\n"
     text += "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group SUCCEEDED\n"
     assert _diagnose(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("node1: Test NCCL failure common.cu:1005 'unhandled CUDA error'", "nccl_unhandled_cuda_error"),
+        ("node1: Test NCCL failure common.cu:1005 'unhandled system error'", "nccl_system_error"),
+    ],
+)
+def test_nccl_tests_printing_an_nccl_result_string_is_read_like_pytorch_printing_it(tmp_path, line, signature):
+    result = _diagnose(tmp_path, f"#  Rank  0 Group  0 Pid   3288 on node1 device  0 [0x01] NVIDIA A100\n{line}\n")
+    assert (result.signature, result.failure_kind) == (signature, FailureKind.CRASH)
