@@ -106,6 +106,7 @@ def _entry(sig: Signature) -> list[str]:
         ("severity", str(sig.severity)),
         ("confidence", f"{sig.confidence:.2f}"),
         ("lines needed", str(sig.min_count)),
+        *([("answers a finished file", "yes (lazarus diagnose only)")] if sig.answers_a_finished_file else []),
         *(
             [("Xid codes (NVIDIA bucket)", ", ".join(f"{x.code} ({x.bucket.value})" for x in sig.xids))]
             if sig.xids

@@ -48,7 +48,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
 )
 
 
-def _reading(line: str) -> tuple[str, float] | None:
+def step_reading(line: str) -> tuple[str, float] | None:
     """The line's step-time reading as (series, seconds per unit of work), or None."""
     sample = parse_progress(line)
     if sample is not None:
@@ -70,7 +70,7 @@ def _series(lines: list[str]) -> dict[str, list[float]]:
     same line printed twice) once."""
     out: dict[str, list[float]] = {}
     for line in lines:
-        reading = _reading(line)
+        reading = step_reading(line)
         if reading is None:
             continue
         rank = SRUN_LABEL.match(line) or RANK_TAG.search(line)
@@ -91,20 +91,21 @@ def slowed_down(values: list[float]) -> tuple[float, float] | None:
     return None
 
 
-def _tail(path: Path) -> list[str]:
+def read_tail(path: Path, size: int = TAIL_BYTES) -> list[str]:
+    """The lines of the last ``size`` bytes of ``path`` (a line cut at the start is dropped)."""
     with open(path, "rb") as handle:
         handle.seek(0, 2)
-        size = handle.tell()
-        handle.seek(max(0, size - TAIL_BYTES))
-        text = handle.read(TAIL_BYTES).decode("utf-8", "replace")
+        total = handle.tell()
+        handle.seek(max(0, total - size))
+        text = handle.read(size).decode("utf-8", "replace")
     lines = text.splitlines()
-    return lines[1:] if size > TAIL_BYTES else lines  # the first line of a cut tail may be partial
+    return lines[1:] if total > size else lines
 
 
 def slowdown_note(path: Path) -> str | None:
     """A sentence naming the lasting slowdown at the end of ``path``, or None."""
     try:
-        series = _series(_tail(path))
+        series = _series(read_tail(path))
     except OSError:
         return None
     for name, values in series.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from lazarus.detection.engine import Analyzer
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 
@@ -42,6 +43,32 @@ def test_a_stall_inspector_reporting_no_progress_is_a_hang_of_unknown_cause(tmp_
         Category.UNKNOWN,
     )
     assert result.retry_advice is RetryAdvice.RETRY_SAME_NODES
+
+
+STALL = (
+    "W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or "
+    "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.\n"
+)
+SLOW_GPU = "ErrorCode:DCGM_FR_CLOCK_THROTTLE_THERMAL GPU:3 Detected clocks event due to thermal violation in GPU 3.\n"
+
+
+def test_a_stall_that_cleared_before_the_file_ended_is_not_a_hang(tmp_path):
+    steps = "".join(f"Epoch 1:  {n}%|#   | {n}/100 [00:{n:02d}<01:00, 1.02s/it, loss=2.2]\n" for n in (40, 41, 42))
+    result = _diagnose(tmp_path, f"{STALL}Stalled ranks:\n2: [allreduce.grad.0]\n{steps}")
+    assert result.failure_kind is FailureKind.NONE
+    assert any("horovod_stall" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("text", [STALL, SLOW_GPU])
+def test_a_live_job_keeps_a_stall_or_a_slowdown_report_a_note(text):
+    """The streaming analyser (telemetry's, on a running job) never acts on them: the stall may clear (the hang
+    watchdog measures silence), and the live straggler detector compares ranks."""
+    analyzer = Analyzer()
+    for number, line in enumerate(f"{STEPS}{text}".splitlines(), start=1):
+        analyzer.feed("job.log", number, line)
+    result = analyzer.diagnosis()
+    assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
+    assert any(note.startswith("advisory ") for note in result.notes)
 
 
 def test_a_stall_inspector_report_gives_way_to_the_failure_that_caused_it(tmp_path):
