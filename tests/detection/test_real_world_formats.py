@@ -461,8 +461,8 @@ def test_a_native_bad_alloc_is_the_host_running_out_of_memory(tmp_path):
 
 
 def test_warnings_are_noted_never_acted_on(tmp_path):
-    # Horovod's stall inspector was one of these until the sixth pass: its "no progress for 60 s" is now a hang
-    # (tests/detection/test_stalls_slowdowns_and_signals.py).
+    # Horovod's stall inspector is one of these in a live job; in a finished file whose last word it is, its own
+    # "more than 60 seconds" makes a hang (tests/detection/test_stalls_slowdowns_and_signals.py).
     text = (
         "kernel: LustreError: 11-0: scratch-OST0001-osc: operation ost_write to node 10.0.0.1@o2ib failed: rc = -107\n"
         "kernel: NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out\n"
