@@ -32,6 +32,14 @@ claims a line so nothing else can match it. Among the roots of one failure the
 highest severity wins, then the earliest timestamp. **Advice**:
 `retry_excluding_nodes` restarts without the implicated nodes, `retry_same_nodes`
 restarts as is, `stop` does not restart.
+
+Two answers of `lazarus diagnose` (a finished file) come from no root: an
+advisory marked *answers a finished file* (a report with its own measure: a
+stall inspector's "more than 60 seconds", a GPU's clocks-event reason) is the
+answer when nothing else is found, a hang only when it is the file's last word
+(`lazarus/detection/finished.py`; a live job keeps it a note); and a file whose
+own progress reports became at least three times slower and stayed so is a
+straggler of unknown cause (`progress_slowdown`, `lazarus/detection/slowdown.py`).
 """
 
 XID_INTRO = """\
@@ -106,6 +114,7 @@ def _entry(sig: Signature) -> list[str]:
         ("severity", str(sig.severity)),
         ("confidence", f"{sig.confidence:.2f}"),
         ("lines needed", str(sig.min_count)),
+        *([("answers a finished file", "yes (lazarus diagnose only)")] if sig.answers_a_finished_file else []),
         *(
             [("Xid codes (NVIDIA bucket)", ", ".join(f"{x.code} ({x.bucket.value})" for x in sig.xids))]
             if sig.xids

@@ -73,6 +73,12 @@ class Signature(BaseModel):
     confidence: float = Field(0.8, gt=0.0, le=1.0)
     implicates_node: bool | None = Field(None, description="default: true when the advice excludes nodes")
     min_count: int = Field(1, ge=1, description="lines needed before this can be a failure's root")
+    answers_a_finished_file: bool = Field(
+        False,
+        description="advisory only: a report that carries its own measure (a stall inspector's 'more than 60 "
+        "seconds', a GPU's clocks-event reason); a finished file with no failure finding is answered with its "
+        "failure_kind (lazarus.detection.finished), while a live job keeps it a note",
+    )
     xids: list[XidCode] = Field(default_factory=list, description="the NVIDIA Xid codes this signature stands for")
     explanation: str
     doc: str
@@ -96,6 +102,10 @@ class Signature(BaseModel):
                     f"{self.id}: retry_advice {self.retry_advice} overrides the decision table ({table}); "
                     "give advice_reason"
                 )
+        if self.answers_a_finished_file and (
+            self.role is not Role.ADVISORY or self.failure_kind not in (FailureKind.HANG, FailureKind.STRAGGLER)
+        ):
+            raise ValueError(f"{self.id}: answers_a_finished_file is for advisory hang or straggler reports")
         if self.role in (Role.BENIGN, Role.ADVISORY) and self.retry_advice is not None:
             raise ValueError(f"{self.id}: a {self.role} signature must not give retry_advice")
         compiled = []

@@ -25,8 +25,10 @@ from pathlib import Path
 
 from lazarus.detection.catalogue import Catalogue
 from lazarus.detection.engine import MAX_LINE_CHARS, Analyzer
+from lazarus.detection.finished import finished_file_diagnosis
 from lazarus.detection.layout import RankLayout
 from lazarus.detection.silence import silence_note
+from lazarus.detection.slowdown import slowdown_diagnosis
 from lazarus.errors import LogReadError
 from lazarus.models.diagnosis import Diagnosis, FailureKind
 
@@ -167,8 +169,11 @@ def diagnose_files(
 ) -> Diagnosis:
     """Diagnose one failure from its log files (all files are checked before any is read).
 
-    When no failure is found, a file that ends in set-up or waiting output gets a note (:mod:`.silence`):
-    a finished file cannot show a hang, the live hang watchdog decides.
+    When no failure is found, a report that carries its own measure answers the finished file
+    (:mod:`.finished`: a stall inspector's last word is a hang, a GPU's clocks-event reason a straggler), a
+    file whose own progress reports end in a lasting slowdown is a straggler of unknown cause
+    (:mod:`.slowdown`), and a file that ends in set-up or waiting output gets a note (:mod:`.silence`): a
+    finished file cannot show a hang, the live hang watchdog decides.
     """
     files = [Path(p) for p in paths]
     if not files:
@@ -184,5 +189,9 @@ def diagnose_files(
     diagnosis = analyzer.diagnosis()
     if diagnosis.failure_kind is not FailureKind.NONE:
         return diagnosis
+    if (answer := finished_file_diagnosis(analyzer, files, diagnosis)) is not None:
+        return answer
+    if (slow := slowdown_diagnosis(files, diagnosis)) is not None:
+        return slow
     silent = [note for path in files if (note := silence_note(path)) is not None]
     return diagnosis.model_copy(update={"notes": diagnosis.notes + silent}) if silent else diagnosis

@@ -1,14 +1,17 @@
 """What ``lazarus diagnose`` can soundly say about a log that ends in set-up or waiting output.
 
 A hang often shows in a log only as its last lines before silence: NCCL
-set-up (``NCCL INFO Channel ...``), ``Initializing distributed``, a stall
-inspector waiting for ranks. In a finished file that is indistinguishable from
+set-up (``NCCL INFO Channel ...``), ``Initializing distributed``, a barrier
+waiting for ranks. In a finished file that is indistinguishable from
 a healthy job cut off by whoever copied the log, or one still at work: the
 file carries no clock. So ``diagnose`` does not call it a hang; it says that
 the log ends in waiting output with no exit record after it, and that the live
 path decides. There, telemetry tails the growing log and the hang watchdog
 (``workflows/watchdog.py``) compares the time since the last progress line with
-the job's learned hang budget: silence measured in seconds is what makes a hang.
+the job's learned hang budget: silence measured in seconds is what makes a hang. A report that carries its
+own clock is different: Horovod's stall inspector says the ranks have waited
+"for more than 60 seconds", a watchdog's no-progress report, and is a hang
+finding (signature ``horovod_stall``), so this note is never reached for it.
 """
 
 from __future__ import annotations

@@ -456,10 +456,9 @@ def test_a_native_bad_alloc_is_the_host_running_out_of_memory(tmp_path):
 
 
 def test_warnings_are_noted_never_acted_on(tmp_path):
+    # Horovod's stall inspector is one of these in a live job; in a finished file whose last word it is, its own
+    # "more than 60 seconds" makes a hang (tests/detection/test_stalls_slowdowns_and_signals.py).
     text = (
-        "[1,0]<stderr>:[2020-04-20 20:29:29.89665: W horovod/common/stall_inspector.cc:105] One or more tensors "
-        "were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
-        "ranks for more than 60 seconds.\n"
         "kernel: LustreError: 11-0: scratch-OST0001-osc: operation ost_write to node 10.0.0.1@o2ib failed: rc = -107\n"
         "kernel: NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out\n"
         "Maintenance event: Instance is scheduled for maintenance\n"
@@ -470,7 +469,6 @@ def test_warnings_are_noted_never_acted_on(tmp_path):
     )
     result = diagnose_text(tmp_path, text)
     assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
-    assert any("horovod_stall" in note for note in result.notes)
     assert any("lustre_client_error" in note for note in result.notes)
 
 
