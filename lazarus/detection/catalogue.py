@@ -79,6 +79,12 @@ class Signature(BaseModel):
         "seconds', a GPU's clocks-event reason); a finished file with no failure finding is answered with its "
         "failure_kind (lazarus.detection.finished), while a live job keeps it a note",
     )
+    report_details: list[str] = Field(
+        default_factory=list,
+        description="with answers_a_finished_file, for a hang report: the report answers only when one of these "
+        "regular expressions matches its last line or a line after it (a stall inspector's list of the stalled "
+        "operations and their ranks); a bare warning without them stays a note",
+    )
     xids: list[XidCode] = Field(default_factory=list, description="the NVIDIA Xid codes this signature stands for")
     explanation: str
     doc: str
@@ -106,6 +112,13 @@ class Signature(BaseModel):
             self.role is not Role.ADVISORY or self.failure_kind not in (FailureKind.HANG, FailureKind.STRAGGLER)
         ):
             raise ValueError(f"{self.id}: answers_a_finished_file is for advisory hang or straggler reports")
+        if self.report_details and not (self.answers_a_finished_file and self.failure_kind is FailureKind.HANG):
+            raise ValueError(f"{self.id}: report_details is for a hang report that answers a finished file")
+        for source in self.report_details:
+            try:
+                re.compile(source)
+            except re.error as exc:
+                raise ValueError(f"{self.id}: report_details pattern {source!r} does not compile: {exc}") from exc
         if self.role in (Role.BENIGN, Role.ADVISORY) and self.retry_advice is not None:
             raise ValueError(f"{self.id}: a {self.role} signature must not give retry_advice")
         compiled = []

@@ -13,7 +13,11 @@ it when nothing else was found:
 - a hang report (``failure_kind: hang``) is a hang only when it is the file's
   last word: a line holding one of its keywords lies in the file's last
   :data:`TAIL_BYTES` and no progress line follows the last of them (a stall
-  that cleared is followed by training steps).
+  that cleared is followed by training steps); and, when the catalogue gives
+  the report's ``report_details``, only when the report carries them (Horovod's
+  inspector lists the stalled operations and the ranks that are ready or
+  missing; a bare warning, a forwarded or cut line, stays a note: a stall
+  that cleared prints the same first line).
 
 Advice follows the decision table; only a hardware report names its node (a
 stall names the ranks that waited, not the one at fault).
@@ -21,6 +25,7 @@ stall names the ranks that waited, not the one at fault).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lazarus.detection.advice_table import advise
@@ -60,7 +65,11 @@ def _last_word(candidate: Candidate, files: list[Path]) -> bool:
             # The keywords alone place the report: a wrapped report line still holds one ("Stalled ranks:").
             if any(k in line for k in signature.keywords):
                 last = index
-        if last is not None and not any(step_reading(line) is not None for line in lines[last + 1 :]):
+        if last is None or any(step_reading(line) is not None for line in lines[last + 1 :]):
+            continue
+        if not signature.report_details or any(
+            re.search(pattern, line) for pattern in signature.report_details for line in lines[last:]
+        ):
             return True
     return False
 

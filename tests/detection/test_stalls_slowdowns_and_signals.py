@@ -214,3 +214,28 @@ def test_a_worker_group_that_succeeded_is_not_a_failure(tmp_path):
 def test_nccl_tests_printing_an_nccl_result_string_is_read_like_pytorch_printing_it(tmp_path, line, signature):
     result = diagnose_text(tmp_path, f"#  Rank  0 Group  0 Pid   3288 on node1 device  0 [0x01] NVIDIA A100\n{line}\n")
     assert (result.signature, result.failure_kind) == (signature, FailureKind.CRASH)
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        "Stalled ranks:\n2: [allreduce.grad.0, allreduce.grad.1]\n",
+        "Missing ranks:\n0: [broadcast.bool.sz]\n",
+        "Stalled ops: HorovodAllreduce_loss_Mean_0 [ready ranks: 3]\n",
+        "Stalled ops:\nHorovodBroadcast_fc_weights_0 [missing ranks: 0]\n",
+    ],
+)
+def test_a_finished_file_ending_in_a_stall_report_with_its_ranks_is_a_hang(tmp_path, details):
+    """Horovod's inspector (stall_inspector.cc) lists the stalled operations and the ranks ready or missing under
+    its warning, in any of its versions' forms; with that list as the file's last word the run ended stalled."""
+    result = diagnose_text(tmp_path, f"{STEPS}{STALL}{details}")
+    assert (result.signature, result.failure_kind) == ("horovod_stall", FailureKind.HANG)
+
+
+def test_a_bare_stall_warning_ending_a_finished_file_stays_a_note(tmp_path):
+    """The warning's first sentence alone (a forwarded or cut line) is what a stall that cleared prints too:
+    horovod/horovod#2843 printed it, and training went on. Without the inspector's list it is never a recovery."""
+    result = diagnose_text(tmp_path, f"{STEPS}{STALL}")
+    assert result.failure_kind is FailureKind.NONE
+    assert result.retry_advice is None
+    assert any("horovod_stall" in note for note in result.notes)
