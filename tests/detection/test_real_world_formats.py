@@ -94,7 +94,7 @@ def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
             "(exitcode: -11) local_rank: 0 (pid: 18745) of binary: /usr/bin/python",
             "process_segfault",
             CRASH,
-            Category.SYSTEM_SOFTWARE,
+            Category.APPLICATION,
             SAME,
         ),
         (
