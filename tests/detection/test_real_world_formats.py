@@ -259,13 +259,13 @@ def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
         (
             "RuntimeError: CUDA error: the launch timed out and was terminated",
             "cuda_launch_failure",
-            Category.SYSTEM_SOFTWARE,
+            Category.UNKNOWN,
             SAME,
         ),
         (
             "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
             "cuda_launch_failure",
-            Category.SYSTEM_SOFTWARE,
+            Category.UNKNOWN,
             SAME,
         ),
         ("RuntimeError: CUDA error: ECC error", "cuda_ecc_uncorrectable", Category.HARDWARE, EXCLUDE),
