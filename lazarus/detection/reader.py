@@ -13,7 +13,8 @@ the body of a chained error) is handed over as one line, at most
 long hit line cut in the middle of a word by a terminal or a web page (it ends
 in a letter and the next line goes on with a lower-case word fragment, not a
 new record such as ``node2: ...``) is joined without a space, so
-``collectiv`` + ``e operation timeout`` reads as one message.
+``collectiv`` + ``e operation timeout`` reads as one message; so is one cut at a word
+boundary that kept its trailing space (``collective `` + ``operation timeout``).
 """
 
 from __future__ import annotations
@@ -42,14 +43,17 @@ HARD_WRAP_MIN_BYTES = 80
 # The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
 # (``node2: ...``, ``rank3 ...``, ``train.py:12``).
 _HARD_WRAP_NEXT = re.compile(rb"[a-z]+[ ,.;)]")
-_HARD_WRAP_END = re.compile(rb"[A-Za-z]$")
+# Cut mid-word (ends in a letter), or at a word boundary that kept its space (``collective `` + ``operation
+# timeout``): a record of its own never ends in a letter or comma followed by a space.
+_HARD_WRAP_END = re.compile(rb"(?:[A-Za-z]|[A-Za-z,] )$")
 
 
 def _hard_wrapped(data: bytes, start: int, end: int) -> bool:
-    """The line ``data[start:end]`` was cut mid-word: long, ends in a letter, next line goes on in lower case."""
+    """The line ``data[start:end]`` was cut by a terminal or a web page: long, ends in a letter (mid-word) or in a
+    word and the space after it, and the next line goes on in lower case."""
     return (
         end - start >= HARD_WRAP_MIN_BYTES
-        and _HARD_WRAP_END.search(data, end - 1, end) is not None
+        and _HARD_WRAP_END.search(data, max(start, end - 2), end) is not None
         and _HARD_WRAP_NEXT.match(data, end + 1) is not None
     )
 

@@ -94,7 +94,7 @@ def test_a_short_line_ending_in_a_word_is_not_joined_to_the_next(tmp_path):
             "(exitcode: -11) local_rank: 0 (pid: 18745) of binary: /usr/bin/python",
             "process_segfault",
             CRASH,
-            Category.SYSTEM_SOFTWARE,
+            Category.APPLICATION,
             SAME,
         ),
         (
@@ -259,13 +259,13 @@ def test_a_healthy_loss_scale_overflow_is_still_benign(tmp_path):
         (
             "RuntimeError: CUDA error: the launch timed out and was terminated",
             "cuda_launch_failure",
-            Category.SYSTEM_SOFTWARE,
+            Category.UNKNOWN,
             SAME,
         ),
         (
             "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
             "cuda_launch_failure",
-            Category.SYSTEM_SOFTWARE,
+            Category.UNKNOWN,
             SAME,
         ),
         ("RuntimeError: CUDA error: ECC error", "cuda_ecc_uncorrectable", Category.HARDWARE, EXCLUDE),
