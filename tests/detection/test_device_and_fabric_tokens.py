@@ -233,3 +233,31 @@ def test_an_indented_nccl_record_after_a_failure_is_not_read_as_its_continuation
         "    gpu-3:7001:7002 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AWS Libfabric/0/GDRDMA\n"
     )
     assert diagnose_text(tmp_path, log).signature == "libfabric_cq_error"
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("RuntimeError: CUDA driver error: CUDA_ERROR_MISALIGNED_ADDRESS", "cuda_illegal_address"),
+        ("cudaErrorHardwareStackError: hardware stack error at kernel.cu:88", "cuda_illegal_address"),
+        ("Check failed: cudaErrorIllegalInstruction in fused_attention", "cuda_illegal_address"),
+        ("HIP failure: hipErrorIllegalAddress at ops.hip:120", "cuda_illegal_address"),
+        ("E0101 00:00:00.1 gpu_timer.cc:90] CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out", "cuda_launch_failure"),
+        ("hip runtime error: hipErrorLaunchFailure (719)", "cuda_launch_failure"),
+        ("RuntimeError: hipErrorECCNotCorrectable while copying", "cuda_ecc_uncorrectable"),
+        ("cuMemcpyDtoH failed: CUDA_ERROR_NVLINK_UNCORRECTABLE", "xid_74_nvlink"),
+    ],
+)
+def test_a_cuda_or_hip_error_enum_is_read_as_the_error_it_names(tmp_path, line, signature):
+    assert diagnose_text(tmp_path, line + "\n").signature == signature
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[   21.7] NVRM kgspExecuteBooterLoad_TU102: failed to execute Booter Load: 0x55",
+        "NVRM: s_executeBooterUcode_TU102: Booter failed with non-zero error code: 0xa",
+    ],
+)
+def test_a_gsp_booter_failure_is_the_gsp_firmware_fault_with_or_without_the_colon_after_nvrm(tmp_path, line):
+    assert verdict(tmp_path, line + "\n") == ("gsp_firmware_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)
