@@ -209,11 +209,6 @@ def test_a_completion_queue_that_ucx_cannot_create_while_probing_a_device_is_no_
     assert diagnose_text(tmp_path, log).failure_kind is NONE
 
 
-def test_an_ibverbs_qp_fatal_event_named_by_its_text_is_the_qp_fatal_event(tmp_path):
-    log = "W0301 10:00:00.0 99 transfer.cpp:88] Received async event local work queue catastrophic error for mlx5_3\n"
-    assert diagnose_text(tmp_path, log).signature == "ib_qp_fatal"
-
-
 def test_nccl_finding_p2p_disabled_between_nvlink_gpus_is_a_hardware_fault(tmp_path):
     log = (
         "P2P is disabled between NVLINK connected GPUs 3 and 2. This should not be the case given their "
