@@ -9,7 +9,8 @@ so a 50 MB line of binary garbage costs one pass and no memory. A hit line
 followed by indented continuation lines (a wrapped kernel or driver message,
 the body of a chained error) is handed over as one line, at most
 ``MAX_CONTINUATION_LINES`` joined; traceback frames and their source lines (``raise``,
-``assert``) are not continuations. A
+``assert``) and lines that open with a record header of their own (NCCL's ``host:pid:tid [dev]``,
+libfabric's ``libfabric:pid:time:``) are not continuations. A
 long hit line cut in the middle of a word by a terminal or a web page (it ends
 in a letter and the next line goes on with a lower-case word fragment, not a
 new record such as ``node2: ...``) is joined without a space, so
@@ -37,8 +38,12 @@ BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
 MAX_CONTINUATION_LINES = 3
 # A traceback's source lines are not continuations either: ``raise X(`` / ``assert ...`` under the exception line
-# is the code that raised it (output of several ranks interleaves), never more of the message.
-_CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^|raise\b|assert\b)\S")
+# is the code that raised it (output of several ranks interleaves), never more of the message. Nor is a line
+# that opens with a record header of its own, however indented (a pasted log keeps the paste's indent): NCCL's
+# ``host:pid:tid [dev] `` and libfabric's ``libfabric:pid:time:`` start a new message.
+_CONTINUATION = re.compile(
+    rb"(?:  |\t)\s*(?!File \"|at |\^|raise\b|assert\b|[\w.-]+:\d+:\d+ \[-?\d+\] |libfabric:\d+:)\S"
+)
 HARD_WRAP_MIN_BYTES = 80
 # The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
 # (``node2: ...``, ``rank3 ...``, ``train.py:12``).

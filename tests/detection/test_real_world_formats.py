@@ -465,8 +465,7 @@ def test_warnings_are_noted_never_acted_on(tmp_path):
         "kernel: nvme nvme0: I/O 123 QID 4 timeout, aborting\n"
         "29: srun: Job 9479148 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
         "kernel: bnxt_en 0000:3b:00.0 eth0: NIC Link is Down\n"
-        "        Physical state: Polling\n"
-    )
+    )  # an ibstat port in physical state Polling has no link: a failure since the seventh pass (ib_port_not_active)
     result = diagnose_text(tmp_path, text)
     assert result.failure_kind is FailureKind.NONE and result.retry_advice is None
     assert any("lustre_client_error" in note for note in result.notes)
