@@ -10,8 +10,10 @@ report's own, so a catalogue entry marked ``answers_a_finished_file`` answers
 it when nothing else was found:
 
 - a straggler report (``failure_kind: straggler``) is that straggler;
-- a hang report (``failure_kind: hang``) is a hang only when it is the file's
-  last word: a line holding one of its keywords lies in the file's last
+- a hang report (``failure_kind: hang``) is a hang, and a report of a failure
+  the program recovers from by itself (``failure_kind: crash``: TensorFlow
+  recreating its session after losing a worker) a crash, only when it is the
+  file's last word: a line holding one of its keywords lies in the file's last
   :data:`TAIL_BYTES` and no progress line follows the last of them (a stall
   that cleared is followed by training steps); and, when the catalogue gives
   the report's ``report_details``, only when the report carries them (Horovod's
@@ -78,7 +80,7 @@ def finished_file_diagnosis(analyzer: Findings, files: list[Path], found: Diagno
     """The answer of a report marked ``answers_a_finished_file`` (``found`` found no failure), or None."""
     for candidate in _answering(analyzer):
         sig = candidate.signature
-        if sig.failure_kind is FailureKind.HANG and not _last_word(candidate, files):
+        if sig.failure_kind in (FailureKind.HANG, FailureKind.CRASH) and not _last_word(candidate, files):
             continue
         # A hardware report names the node it ran on; a stall names the ranks that waited, not the one at fault.
         nodes = candidate_nodes(analyzer, candidate) if sig.category is Category.HARDWARE else []
