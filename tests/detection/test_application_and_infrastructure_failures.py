@@ -1,0 +1,328 @@
+"""Failures of the job's own setup or of its surroundings are read from their stable forms, whoever prints them.
+
+Device memory is exhausted in other frameworks' words too (TensorFlow's "OOM when allocating tensor", CUDA's
+"out of memory" however a wrapper capitalises "error", HIP's enum, vLLM's KV-cache check, PyTorch's per-process
+limit); host memory is exhausted when Ray's memory monitor or runc says so; a loss metric is any metric named
+loss or ending in loss; a lost TensorFlow worker is a crash only as a finished file's last word; an exit status
+of 143 is SIGTERM; a Slurm command's fatal line, Slurm's own node and job reasons, a rank's broken c10d store
+socket and the XLA coordination service marking a task failed are read; a library the run needs that cannot
+load, an MPI call before MPI_Init and a GPU the PyTorch build lacks stop the job; a traceback cut to its frames
+is still an uncaught exception; processes that announce the same global ranks while others never appear are a
+launch that hangs. Each case pins also what must not change.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lazarus.detection.engine import Analyzer
+from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
+from tests.detection.logs import diagnose_text
+
+STEPS = "step 100 loss 2.31\nstep 110 loss 2.29\n"
+
+
+def _answer(result):
+    return (result.signature, result.failure_kind, result.category, result.retry_advice)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[64,12,512,512] "
+        "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[32,8,200,200]",
+        "RuntimeError: CUDA Error: out of memory at /src/csrc/allocator.cpp:61",
+        "hipErrorOutOfMemory: out of memory",
+        "RuntimeError: HIP error: out of memory",
+        "ERROR 05-01 12:00:00 [core.py:700] ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine.",
+        "thread 'main' panicked at 'Unable to warmup model: Allocation on device 1 would exceed allowed memory. "
+        "(out of memory)', router/src/main.rs:216:18",
+    ],
+)
+def test_device_memory_exhausted_in_any_frameworks_words_is_an_application_oom(tmp_path, line):
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+        "cuda_oom",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        RetryAdvice.STOP,
+    )
+
+
+def test_a_tensorflow_allocation_on_the_cpu_is_not_device_memory(tmp_path):
+    line = "OOM when allocating tensor with shape[1024,50257] on /job:localhost/replica:0/task:0/device:CPU:0\n"
+    assert diagnose_text(tmp_path, f"{STEPS}{line}").signature != "cuda_oom"
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        (
+            "(raylet) node_manager.cc:3069: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
+            "crashed due to other reasons at node (ID: 9a1b, IP: 10.1.2.3) over the last time period.",
+            "ray_memory_monitor_kill",
+        ),
+        (
+            "(gcs_server) gcs_worker_manager.cc:55: Reporting worker exit, worker id = 1f, node id = 2e, address = "
+            "10.1.2.3, exit_type = NODE_OUT_OF_MEMORY, exit_detail = Task was killed due to the node running low "
+            "on memory.",
+            "ray_memory_monitor_kill",
+        ),
+        (
+            'Warning  Failed  10s  kubelet  Error: container create failed: time="2024-01-01T00:00:00Z" level=error '
+            'msg="runc create failed: unable to start container process: container init was OOM-killed (memory '
+            'limit too low?)"',
+            "host_oom_killer",
+        ),
+    ],
+)
+def test_host_memory_exhausted_by_rays_monitor_or_a_containers_cgroup_stops_the_job(tmp_path, line, signature):
+    result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
+    assert _answer(result) == (signature, FailureKind.CRASH, Category.APPLICATION, RetryAdvice.STOP)
+    assert result.implicated_nodes == []
+
+
+def test_deepspeeds_allocator_flush_warning_under_memory_pressure_is_not_an_oom(tmp_path):
+    line = (
+        "[WARNING] [stage3.py:1939:step] 4 pytorch allocator cache flushes since last step. this happens when "
+        "there is high memory pressure and is detrimental to performance.\n"
+    )
+    assert diagnose_text(tmp_path, f"{STEPS}{line}").failure_kind is FailureKind.NONE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2024-05-01 10:00:00 iter 3010: loss nan, time 1019.95ms, mfu 14.12%",
+        "step:83 - actor/kl_loss:nan - actor/entropy_loss:nan - actor/pg_loss:nan - actor/lr:0.000",
+        "Training  [  40/5000]  lr: 0.0000 (0.0000)  total_loss: inf (inf)  koleo_loss: inf (inf)  time: 1.5",
+    ],
+)
+def test_a_metric_named_loss_or_ending_in_loss_that_is_nan_or_inf_is_a_diverged_run(tmp_path, line):
+    result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
+    assert (result.signature, result.failure_kind, result.category) == (
+        "nan_loss",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "| epoch 003 | loss 3.976 | loss_scale 0.000 | gnorm 0.635 | number of nan iterations: 0",
+        "iteration 5/50 | lm loss: 7.3E-01 | loss scale: 1.0 | grad norm: 0.7 | number of nan iterations: 0",
+        "Epoch 2: loss_information inform 0.31",
+    ],
+)
+def test_a_finite_loss_a_loss_scale_or_a_nan_counter_is_not_a_diverged_run(tmp_path, line):
+    assert diagnose_text(tmp_path, f"{STEPS}{line}\n").failure_kind is FailureKind.NONE
+
+
+TF_LOST_WORKER = (
+    "INFO:tensorflow:An error was raised. This may be due to a preemption in a connected worker or parameter "
+    "server. The current session will be closed and a new session will be created. This error may also occur "
+    "due to a gRPC failure caused by high memory or network bandwidth usage in the parameter servers. Error: "
+    "Socket closed\n"
+)
+
+
+def test_a_lost_tensorflow_worker_as_a_finished_files_last_word_is_an_infrastructure_crash(tmp_path):
+    result = diagnose_text(
+        tmp_path, f"INFO:tensorflow:Saving checkpoints for 8300 into gs://b/model.ckpt.\n{TF_LOST_WORKER}"
+    )
+    assert _answer(result) == (
+        "tf_session_lost_worker",
+        FailureKind.CRASH,
+        Category.INFRASTRUCTURE,
+        RetryAdvice.RETRY_SAME_NODES,
+    )
+
+
+def test_a_lost_tensorflow_worker_that_the_session_recovered_from_is_no_failure(tmp_path):
+    after = "".join(
+        f"I0902 03:3{n}:36.516501 1400 basic_session_run_hooks.py:260] loss = 1.1, step = {n} (45.410 sec)\n"
+        for n in range(3)
+    )
+    result = diagnose_text(tmp_path, f"{TF_LOST_WORKER}{after}")
+    assert result.failure_kind is FailureKind.NONE
+
+
+def test_a_live_job_keeps_a_lost_tensorflow_worker_a_note():
+    analyzer = Analyzer()
+    analyzer.feed("job.log", 1, TF_LOST_WORKER.strip())
+    result = analyzer.diagnosis()
+    assert result.failure_kind is FailureKind.NONE
+    assert any("tf_session_lost_worker" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "WARN  nextflow.processor.TaskProcessor - Process `align (17)` terminated with an error exit status (143)",
+        "      Exit Code:    143",
+        "command terminated with exit code 143",
+    ],
+)
+def test_an_exit_status_of_143_is_a_termination_by_sigterm(tmp_path, line):
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+        "generic_external_signal",
+        FailureKind.CRASH,
+        Category.UNKNOWN,
+        RetryAdvice.RETRY_SAME_NODES,
+    )
+
+
+def test_an_exit_status_that_only_contains_143_is_not_sigterm(tmp_path):
+    assert diagnose_text(tmp_path, f"{STEPS}Exit Code:    1430\n").signature != "generic_external_signal"
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("scontrol: fatal: Could not establish a configuration source", "generic_scheduler_error"),
+        ("sinfo: fatal: Unable to establish controller machine", "generic_scheduler_error"),
+        (
+            "NodeName=gpu07 Arch=x86_64 State=DOWN Reason=Node unexpectedly rebooted [slurm@2024-05-01T10:00:00]",
+            "slurm_node_rebooted",
+        ),
+        (
+            "[2024-05-01T10:00:00.123] error: Node gpu07 unexpectedly rebooted boot_time=1714557600 last response=1",
+            "slurm_node_rebooted",
+        ),
+        ("   123_4   gpu   train.sh  alice  PD  0:00  1 (launch failed requeued held)", "slurm_launch_failed_held"),
+    ],
+)
+def test_slurms_own_fatal_lines_and_node_or_job_reasons_are_infrastructure_crashes(tmp_path, line, signature):
+    result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
+    assert _answer(result) == (signature, FailureKind.CRASH, Category.INFRASTRUCTURE, RetryAdvice.RETRY_SAME_NODES)
+    assert result.implicated_nodes == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[W501 10:00:00.7 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, addr=[n1]:3867, "
+        "remote=[n0]:23456) timed out after 900000ms",
+        "[W socket.cpp:462] [c10d] waitForInput: poll for socket SocketImpl(fd=11) returned 0, likely a timeout",
+        "[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",
+        "[rank3]:[W501 10:00:00.1 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=7, addr=[n1]:600, "
+        "remote=[n0]:29500): failed to recv, got 0 bytes",
+    ],
+)
+def test_a_rank_that_lost_its_c10d_store_connection_is_a_crash_of_unknown_cause(tmp_path, line):
+    text = f"{STEPS}{line}\nTraceback (most recent call last):\n"
+    assert _answer(diagnose_text(tmp_path, text)) == (
+        "store_socket_lost",
+        FailureKind.CRASH,
+        Category.UNKNOWN,
+        RetryAdvice.RETRY_SAME_NODES,
+    )
+
+
+def test_a_lost_store_connection_gives_way_to_the_exception_that_caused_it(tmp_path):
+    text = (
+        "[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).\n"
+        "ValueError: the batch holds no samples\n"
+    )
+    assert diagnose_text(tmp_path, text).signature == "python_exception"
+
+
+def test_the_xla_coordination_service_marking_a_task_failed_is_a_crash_of_unknown_cause(tmp_path):
+    line = (
+        "E coordination_service.cc:1170] /job:jax_worker/replica:0/task:2 has been set to ERROR in coordination "
+        "service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:2 heartbeat timeout. This indicates that the "
+        "remote task has failed, got preempted, or crashed unexpectedly. "
+        "[type.googleapis.com/tensorflow.CoordinationServiceError='']"
+    )
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+        "xla_coordination_task_failed",
+        FailureKind.CRASH,
+        Category.UNKNOWN,
+        RetryAdvice.RETRY_SAME_NODES,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "signature", "category"),
+    [
+        (
+            "E pjrt_stream_executor_client.cc:2732] Execution of replica 0 failed: INTERNAL: NCCL operation "
+            "ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.",
+            "nccl_library_missing",
+            Category.APPLICATION,
+        ),
+        (
+            "Failed to start nvml with error:  could not load NVML library",
+            "gpu_driver_unusable",
+            Category.SYSTEM_SOFTWARE,
+        ),
+        (
+            "*** The MPI_Comm_size() function was called before MPI_INIT was invoked.",
+            "mpi_called_before_init",
+            Category.APPLICATION,
+        ),
+        ("Attempting to use an MPI routine before initializing MPICH", "mpi_called_before_init", Category.APPLICATION),
+        (
+            "NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch installation.",
+            "cuda_arch_unsupported",
+            Category.APPLICATION,
+        ),
+    ],
+)
+def test_a_setup_that_cannot_run_here_stops_the_job(tmp_path, line, signature, category):
+    assert _answer(diagnose_text(tmp_path, f"{line}\n")) == (signature, FailureKind.CRASH, category, RetryAdvice.STOP)
+
+
+def test_an_nccl_plugin_that_is_not_found_is_still_benign(tmp_path):
+    line = (
+        "node1:1697:1697 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+        "cannot open shared object file: No such file or directory\n"
+    )
+    assert diagnose_text(tmp_path, f"{STEPS}{line}").failure_kind is FailureKind.NONE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '  File "/opt/Megatron-LM/megatron/training/arguments.py", line 561, in validate_args\n'
+        "    assert num_layers % args.pipeline_model_parallel_size == 0, \\\n",
+        'Megatron-LM/megatron/training/arguments.py", line 561, in validate_args\n'
+        "[rank14]:     assert num_layers % args.pipeline_model_parallel_size == 0, \\\n",
+    ],
+)
+def test_a_traceback_cut_to_its_frames_is_an_uncaught_exception(tmp_path, text):
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{text}")) == (
+        "generic_uncaught_traceback",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        RetryAdvice.STOP,
+    )
+
+
+def test_a_frame_gives_way_to_any_other_finding(tmp_path):
+    text = '  File "/w/train.py", line 10, in main\nslurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2024-05-01T10:00:00 DUE TO TIME LIMIT ***\n'
+    assert diagnose_text(tmp_path, text).signature != "generic_uncaught_traceback"
+
+
+def _announce(ranks, world=8, prefix="initializing ddp"):
+    return "".join(f"{prefix}: GLOBAL_RANK: {r}, MEMBER: {r + 1}/{world}\n" for r in ranks)
+
+
+@pytest.mark.parametrize("prefix", ["initializing ddp", "0: Initializing distributed"])
+def test_processes_announcing_the_same_global_ranks_while_others_never_appear_are_a_launch_that_hangs(tmp_path, prefix):
+    result = diagnose_text(tmp_path, "GPU available: True\n" + _announce([0, 1, 2, 3, 0, 1, 2, 3], prefix=prefix))
+    assert _answer(result) == ("global_rank_collision", FailureKind.HANG, Category.APPLICATION, RetryAdvice.STOP)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _announce(range(8)) + _announce(range(8)),  # a restart in the same file: every rank again
+        _announce([0, 1, 2, 3]),  # one node's log of a two-node job
+        _announce([0, 1, 0, 1], world=4) + STEPS,  # the ranks formed and trained
+    ],
+)
+def test_rank_announcements_of_a_restart_one_node_or_a_job_that_trained_are_no_failure(tmp_path, text):
+    assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
