@@ -188,7 +188,7 @@ def test_an_exit_status_that_only_contains_143_is_not_sigterm(tmp_path):
             "slurm_node_rebooted",
         ),
         (
-            "[2024-05-01T10:00:00.123] error: Node gpu07 unexpectedly rebooted boot_time=1714557600 last response=1",
+            "REASON                USER  TIMESTAMP            NODELIST\nNode unexpectedly rebooted  slurm  2024-05-01T10:00:00  gpu07",
             "slurm_node_rebooted",
         ),
         ("   123_4   gpu   train.sh  alice  PD  0:00  1 (launch failed requeued held)", "slurm_launch_failed_held"),
@@ -227,6 +227,32 @@ def test_a_lost_store_connection_gives_way_to_the_exception_that_caused_it(tmp_p
         "ValueError: the batch holds no samples\n"
     )
     assert diagnose_text(tmp_path, text).signature == "python_exception"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] coordinator_p2p: Rank 1 received an Exception. Detailed message: host not found: Name or service "
+        "not known",
+        "ValueError: host not found: Temporary failure in name resolution",
+    ],
+)
+def test_a_store_host_name_the_ranks_cannot_resolve_is_a_launch_mistake(tmp_path, line):
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+        "store_host_not_resolved",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        RetryAdvice.STOP,
+    )
+
+
+def test_a_download_that_cannot_resolve_its_host_is_not_a_launch_mistake(tmp_path):
+    line = (
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
+        "exceeded (Caused by NewConnectionError('Failed to establish a new connection: [Errno -3] Temporary "
+        "failure in name resolution'))"
+    )
+    assert diagnose_text(tmp_path, f"{STEPS}{line}\n").signature != "store_host_not_resolved"
 
 
 def test_the_xla_coordination_service_marking_a_task_failed_is_a_crash_of_unknown_cause(tmp_path):
