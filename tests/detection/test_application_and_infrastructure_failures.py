@@ -1,12 +1,11 @@
 """Failures of the job's own setup or of its surroundings are read from their stable forms, whoever prints them.
 
 Device memory is exhausted in other frameworks' words too (TensorFlow's "OOM when allocating tensor", CUDA's
-"out of memory" however a wrapper capitalises "error", HIP's enum, vLLM's KV-cache check, PyTorch's per-process
-limit); host memory is exhausted when Ray's memory monitor or runc says so; a loss metric is any metric named
-loss or ending in loss; a lost TensorFlow worker is a crash only as a finished file's last word; an exit status
-of 143 is SIGTERM; a Slurm command's fatal line, Slurm's own node and job reasons, a rank's broken c10d store
-socket and the XLA coordination service marking a task failed are read; a library the run needs that cannot
-load, an MPI call before MPI_Init and a GPU the PyTorch build lacks stop the job; a traceback cut to its frames
+"out of memory" however a wrapper capitalises "error", HIP's enum, vLLM's KV-cache check); host memory is
+exhausted when Ray's memory monitor says so; a loss metric is any metric named loss or ending in loss; a lost
+TensorFlow worker is a crash only as a finished file's last word; an exit status of 143 is SIGTERM; a Slurm
+command's fatal line, Slurm's own node reason and a rank's broken c10d store socket are read; a store host name
+that does not resolve and a library the run needs that cannot load stop the job; a traceback cut to its frames
 is still an uncaught exception; processes that announce the same global ranks while others never appear are a
 launch that hangs. Each case pins also what must not change.
 """
@@ -37,8 +36,6 @@ def _answer(result):
         "RuntimeError: HIP error: out of memory",
         "ERROR 05-01 12:00:00 [core.py:700] ValueError: No available memory for the cache blocks. Try increasing "
         "`gpu_memory_utilization` when initializing the engine.",
-        "thread 'main' panicked at 'Unable to warmup model: Allocation on device 1 would exceed allowed memory. "
-        "(out of memory)', router/src/main.rs:216:18",
     ],
 )
 def test_device_memory_exhausted_in_any_frameworks_words_is_an_application_oom(tmp_path, line):
@@ -69,15 +66,9 @@ def test_a_tensorflow_allocation_on_the_cpu_is_not_device_memory(tmp_path):
             "on memory.",
             "ray_memory_monitor_kill",
         ),
-        (
-            'Warning  Failed  10s  kubelet  Error: container create failed: time="2024-01-01T00:00:00Z" level=error '
-            'msg="runc create failed: unable to start container process: container init was OOM-killed (memory '
-            'limit too low?)"',
-            "host_oom_killer",
-        ),
     ],
 )
-def test_host_memory_exhausted_by_rays_monitor_or_a_containers_cgroup_stops_the_job(tmp_path, line, signature):
+def test_host_memory_exhausted_by_rays_monitor_stops_the_job(tmp_path, line, signature):
     result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
     assert _answer(result) == (signature, FailureKind.CRASH, Category.APPLICATION, RetryAdvice.STOP)
     assert result.implicated_nodes == []
@@ -191,10 +182,9 @@ def test_an_exit_status_that_only_contains_143_is_not_sigterm(tmp_path):
             "REASON                USER  TIMESTAMP            NODELIST\nNode unexpectedly rebooted  slurm  2024-05-01T10:00:00  gpu07",
             "slurm_node_rebooted",
         ),
-        ("   123_4   gpu   train.sh  alice  PD  0:00  1 (launch failed requeued held)", "slurm_launch_failed_held"),
     ],
 )
-def test_slurms_own_fatal_lines_and_node_or_job_reasons_are_infrastructure_crashes(tmp_path, line, signature):
+def test_slurms_own_fatal_lines_and_node_reasons_are_infrastructure_crashes(tmp_path, line, signature):
     result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
     assert _answer(result) == (signature, FailureKind.CRASH, Category.INFRASTRUCTURE, RetryAdvice.RETRY_SAME_NODES)
     assert result.implicated_nodes == []
@@ -255,21 +245,6 @@ def test_a_download_that_cannot_resolve_its_host_is_not_a_launch_mistake(tmp_pat
     assert diagnose_text(tmp_path, f"{STEPS}{line}\n").signature != "store_host_not_resolved"
 
 
-def test_the_xla_coordination_service_marking_a_task_failed_is_a_crash_of_unknown_cause(tmp_path):
-    line = (
-        "E coordination_service.cc:1170] /job:jax_worker/replica:0/task:2 has been set to ERROR in coordination "
-        "service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:2 heartbeat timeout. This indicates that the "
-        "remote task has failed, got preempted, or crashed unexpectedly. "
-        "[type.googleapis.com/tensorflow.CoordinationServiceError='']"
-    )
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
-        "xla_coordination_task_failed",
-        FailureKind.CRASH,
-        Category.UNKNOWN,
-        RetryAdvice.RETRY_SAME_NODES,
-    )
-
-
 @pytest.mark.parametrize(
     ("line", "signature", "category"),
     [
@@ -283,17 +258,6 @@ def test_the_xla_coordination_service_marking_a_task_failed_is_a_crash_of_unknow
             "Failed to start nvml with error:  could not load NVML library",
             "gpu_driver_unusable",
             Category.SYSTEM_SOFTWARE,
-        ),
-        (
-            "*** The MPI_Comm_size() function was called before MPI_INIT was invoked.",
-            "mpi_called_before_init",
-            Category.APPLICATION,
-        ),
-        ("Attempting to use an MPI routine before initializing MPICH", "mpi_called_before_init", Category.APPLICATION),
-        (
-            "NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch installation.",
-            "cuda_arch_unsupported",
-            Category.APPLICATION,
         ),
     ],
 )
