@@ -316,3 +316,27 @@ def test_processes_announcing_the_same_global_ranks_while_others_never_appear_ar
 )
 def test_rank_announcements_of_a_restart_one_node_or_a_job_that_trained_are_no_failure(tmp_path, text):
     assert diagnose_text(tmp_path, text).failure_kind is FailureKind.NONE
+
+
+def test_the_dataloaders_shared_memory_hint_on_a_line_of_its_own_is_a_shm_too_small(tmp_path):
+    line = "ERROR: This might be caused by insufficient shared memory (shm).\n"
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
+        "shm_too_small",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        RetryAdvice.STOP,
+    )
+
+
+def test_volcanos_pod_evicted_event_is_an_eviction(tmp_path):
+    line = "job_controller.go:305] Try to handle request <Queue: q, Job: ml/train, Task:worker, Event:PodEvicted>\n"
+    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
+        "pod_evicted",
+        FailureKind.CRASH,
+        Category.INFRASTRUCTURE,
+        RetryAdvice.RETRY_SAME_NODES,
+    )
+
+
+def test_an_event_that_only_starts_with_pod_evicted_is_not_an_eviction(tmp_path):
+    assert diagnose_text(tmp_path, f"{STEPS}Event: PodEvictedCount=0\n").failure_kind is FailureKind.NONE
