@@ -29,6 +29,7 @@ from lazarus.detection.catalogue import Catalogue
 from lazarus.detection.engine import MAX_LINE_CHARS, Analyzer
 from lazarus.detection.finished import finished_file_diagnosis
 from lazarus.detection.layout import RankLayout
+from lazarus.detection.rank_collision import rank_collision_diagnosis
 from lazarus.detection.silence import silence_note
 from lazarus.detection.slowdown import slowdown_diagnosis
 from lazarus.errors import LogReadError
@@ -179,8 +180,9 @@ def diagnose_files(
     """Diagnose one failure from its log files (all files are checked before any is read).
 
     When no failure is found, a report that carries its own measure answers the finished file
-    (:mod:`.finished`: a stall inspector's last word is a hang, a GPU's clocks-event reason a straggler), a
-    file whose own progress reports end in a lasting slowdown is a straggler of unknown cause
+    (:mod:`.finished`: a stall inspector's last word is a hang, a GPU's clocks-event reason a straggler),
+    processes that announced the same global ranks while others never appeared are a launch that hangs
+    (:mod:`.rank_collision`), a file whose own progress reports end in a lasting slowdown is a straggler of unknown cause
     (:mod:`.slowdown`), and a file that ends in set-up or waiting output gets a note (:mod:`.silence`): a
     finished file cannot show a hang, the live hang watchdog decides.
     """
@@ -200,6 +202,8 @@ def diagnose_files(
         return diagnosis
     if (answer := finished_file_diagnosis(analyzer, files, diagnosis)) is not None:
         return answer
+    if (collided := rank_collision_diagnosis(files, diagnosis)) is not None:
+        return collided
     if (slow := slowdown_diagnosis(files, diagnosis)) is not None:
         return slow
     silent = [note for path in files if (note := silence_note(path)) is not None]
