@@ -256,17 +256,3 @@ def test_a_cuda_or_hip_error_enum_is_read_as_the_error_it_names(tmp_path, line, 
 )
 def test_a_gsp_booter_failure_is_the_gsp_firmware_fault_with_or_without_the_colon_after_nvrm(tmp_path, line):
     assert verdict(tmp_path, line + "\n") == ("gsp_firmware_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "Dec  1 02:03:04 gpu-b2 kernel: python[40112]: segfault at 18 ip 00007f3b2c1d4e2a sp 00007ffd5a3f1c80 error 4 "
-        "in libnccl.so.2[7f3b1c000000+2d000000]",
-        "[ 9001.2] traps: pt_main_thread[9312] general protection fault ip:7f61b2e8d1a4 sp:7ffc2c1e8a90 error:0 in "
-        "libc.so.6[7f61b2e00000+195000]",
-    ],
-)
-def test_the_kernels_report_of_a_process_it_killed_for_a_bad_access_is_a_segfault(tmp_path, line):
-    """Read like any other report of the process's own SIGSEGV (the segfault's category is the seventh pass's)."""
-    assert verdict(tmp_path, line + "\n") == ("process_segfault", CRASH, Category.APPLICATION, SAME)
