@@ -33,6 +33,13 @@ highest severity wins, then the earliest timestamp. **Advice**:
 `retry_excluding_nodes` restarts without the implicated nodes, `retry_same_nodes`
 restarts as is, `stop` does not restart.
 
+A line is matched whole even when it was printed over several: a hit line is
+joined with the indented lines that continue it (a wrapped kernel message, a
+chained error) and with a next line that goes on in lower case after a long line
+cut by a terminal or a web page, mid-word (`collectiv` + `e operation timeout`)
+or at a word boundary that kept its trailing space (`collective ` + `operation
+timeout`); `lazarus/detection/reader.py`.
+
 Two answers of `lazarus diagnose` (a finished file) come from no root: an
 advisory marked *answers a finished file* (a report with its own measure: a
 stall inspector's "more than 60 seconds", a GPU's clocks-event reason) is the

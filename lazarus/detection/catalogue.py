@@ -76,7 +76,8 @@ class Signature(BaseModel):
     answers_a_finished_file: bool = Field(
         False,
         description="advisory only: a report that carries its own measure (a stall inspector's 'more than 60 "
-        "seconds', a GPU's clocks-event reason); a finished file with no failure finding is answered with its "
+        "seconds', a GPU's clocks-event reason) or one the program recovers from by itself (TensorFlow recreating "
+        "its session after losing a worker); a finished file with no failure finding is answered with its "
         "failure_kind (lazarus.detection.finished), while a live job keeps it a note",
     )
     report_details: list[str] = Field(
@@ -109,9 +110,10 @@ class Signature(BaseModel):
                     "give advice_reason"
                 )
         if self.answers_a_finished_file and (
-            self.role is not Role.ADVISORY or self.failure_kind not in (FailureKind.HANG, FailureKind.STRAGGLER)
+            self.role is not Role.ADVISORY
+            or self.failure_kind not in (FailureKind.HANG, FailureKind.STRAGGLER, FailureKind.CRASH)
         ):
-            raise ValueError(f"{self.id}: answers_a_finished_file is for advisory hang or straggler reports")
+            raise ValueError(f"{self.id}: answers_a_finished_file is for advisory hang, crash or straggler reports")
         if self.report_details and not (self.answers_a_finished_file and self.failure_kind is FailureKind.HANG):
             raise ValueError(f"{self.id}: report_details is for a hang report that answers a finished file")
         for source in self.report_details:

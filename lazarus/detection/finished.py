@@ -10,10 +10,13 @@ report's own, so a catalogue entry marked ``answers_a_finished_file`` answers
 it when nothing else was found:
 
 - a straggler report (``failure_kind: straggler``) is that straggler;
-- a hang report (``failure_kind: hang``) is a hang only when it is the file's
-  last word: a line holding one of its keywords lies in the file's last
-  :data:`TAIL_BYTES` and no progress line follows the last of them (a stall
-  that cleared is followed by training steps); and, when the catalogue gives
+- a hang report (``failure_kind: hang``) is a hang, and a report of a failure
+  the program recovers from by itself (``failure_kind: crash``: TensorFlow
+  recreating its session after losing a worker) a crash, only when it is the
+  file's last word: a line holding one of its keywords lies in the file's last
+  :data:`TAIL_BYTES` and no progress line (a step-time reading, or a step,
+  iteration, epoch or loss value) follows the last of them (a stall that
+  cleared, a session that was recreated, is followed by training steps); and, when the catalogue gives
   the report's ``report_details``, only when the report carries them (Horovod's
   inspector lists the stalled operations and the ranks that are ready or
   missing; a bare warning, a forwarded or cut line, stays a note: a stall
@@ -32,7 +35,7 @@ from lazarus.detection.advice_table import advise
 from lazarus.detection.calibration import calibrate
 from lazarus.detection.candidate import Candidate, Findings
 from lazarus.detection.catalogue import Role
-from lazarus.detection.slowdown import read_tail, step_reading
+from lazarus.detection.slowdown import read_tail, training_progress
 from lazarus.detection.verdict import candidate_nodes
 from lazarus.models.diagnosis import Category, Diagnosis, FailureKind
 
@@ -65,7 +68,7 @@ def _last_word(candidate: Candidate, files: list[Path]) -> bool:
             # The keywords alone place the report: a wrapped report line still holds one ("Stalled ranks:").
             if any(k in line for k in signature.keywords):
                 last = index
-        if last is None or any(step_reading(line) is not None for line in lines[last + 1 :]):
+        if last is None or any(training_progress(line) for line in lines[last + 1 :]):
             continue
         if not signature.report_details or any(
             re.search(pattern, line) for pattern in signature.report_details for line in lines[last:]
@@ -78,7 +81,7 @@ def finished_file_diagnosis(analyzer: Findings, files: list[Path], found: Diagno
     """The answer of a report marked ``answers_a_finished_file`` (``found`` found no failure), or None."""
     for candidate in _answering(analyzer):
         sig = candidate.signature
-        if sig.failure_kind is FailureKind.HANG and not _last_word(candidate, files):
+        if sig.failure_kind in (FailureKind.HANG, FailureKind.CRASH) and not _last_word(candidate, files):
             continue
         # A hardware report names the node it ran on; a stall names the ranks that waited, not the one at fault.
         nodes = candidate_nodes(analyzer, candidate) if sig.category is Category.HARDWARE else []

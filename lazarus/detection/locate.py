@@ -83,16 +83,21 @@ def _rank_keys(line: str, match: re.Match[str]) -> list[LocationKey]:
     return keys
 
 
+# A host that logs under its loopback name names no node of a cluster (a syslog written before the host name was
+# set, or a desktop's): such a line is still read, but it blames nobody.
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "localhost6", "localhost6.localdomain6"})
+
+
 def _host_keys(line: str, match: re.Match[str]) -> list[LocationKey]:
-    keys: list[LocationKey] = []
+    names: list[str] = []
     # Literal guards keep the regexes off lines that cannot match (this runs for every matched line).
     if " NCCL " in line and (found := NCCL_HOST.search(line)):
-        keys.append(("node", found.group(1)))
+        names.append(found.group(1))
     if (found := SYSLOG_HOST.match(line)) is not None:
-        keys.append(("node", found.group(1)))
+        names.append(found.group(1))
     if "srun: error: " in line and (found := SRUN_NODE.search(line)):
-        keys.append(("node", found.group(1)))
-    return keys
+        names.append(found.group(1))
+    return [("node", name) for name in names if name.lower() not in LOOPBACK_NAMES]
 
 
 def locate(line: str, match: re.Match[str], locator: Locator) -> list[LocationKey]:

@@ -17,7 +17,8 @@ node and the rank are named.
 
 Xid reports are put in the driver's own form, so that one pattern per code
 matches every way they are written (:func:`canonical_xid`): a bare ``Xid 149,
-...`` (as NVIDIA's catalogue, DCGM and health reports write it) becomes
+...`` or ``NVRM: Xid 13, ...`` without the device (as NVIDIA's catalogue, DCGM, health reports and
+blog posts write it) becomes
 ``NVRM: Xid (?): 149, ...``, the Kubernetes device plugin's ``XidCriticalError: Xid=79 on Device=GPU-...,``
 becomes ``NVRM: Xid (GPU-...): 79,``, and an Xid 45 that names its cause (``... caused by
 previous Xid 149``) is read as that cause: Xid 45 is only the cleanup after
@@ -62,14 +63,14 @@ _PREFIX = re.compile(
 )
 
 
-_BARE_XID = re.compile(r"^Xid (\d+),")
+_BARE_XID = re.compile(r"^(?:NVRM: )?Xid (\d+),")
 _DEVICE_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([^,\s]+),?")
 _XID_45_CAUSE = re.compile(r"NVRM: Xid (\([^)]*\)): 45\b(.*) caused by previous Xid (\d+)")
 
 
 def canonical_xid(message: str) -> str:
     """``message`` with an Xid report in the driver's ``NVRM: Xid (PCI...): N,`` form (see the module doc)."""
-    if message.startswith("Xid "):
+    if message.startswith(("Xid ", "NVRM: Xid ")) and _BARE_XID.match(message):
         return _BARE_XID.sub(r"NVRM: Xid (?): \1,", message, count=1)
     if "XidCriticalError: Xid=" in message:
         return _DEVICE_PLUGIN_XID.sub(r"NVRM: Xid (\2): \1,", message, count=1)

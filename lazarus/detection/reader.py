@@ -9,11 +9,13 @@ so a 50 MB line of binary garbage costs one pass and no memory. A hit line
 followed by indented continuation lines (a wrapped kernel or driver message,
 the body of a chained error) is handed over as one line, at most
 ``MAX_CONTINUATION_LINES`` joined; traceback frames and their source lines (``raise``,
-``assert``) are not continuations. A
+``assert``) and lines that open with a record header of their own (NCCL's ``host:pid:tid [dev]``,
+libfabric's ``libfabric:pid:time:``) are not continuations. A
 long hit line cut in the middle of a word by a terminal or a web page (it ends
 in a letter and the next line goes on with a lower-case word fragment, not a
 new record such as ``node2: ...``) is joined without a space, so
-``collectiv`` + ``e operation timeout`` reads as one message.
+``collectiv`` + ``e operation timeout`` reads as one message; so is one cut at a word
+boundary that kept its trailing space (``collective `` + ``operation timeout``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from lazarus.detection.catalogue import Catalogue
 from lazarus.detection.engine import MAX_LINE_CHARS, Analyzer
 from lazarus.detection.finished import finished_file_diagnosis
 from lazarus.detection.layout import RankLayout
+from lazarus.detection.rank_collision import rank_collision_diagnosis
 from lazarus.detection.silence import silence_note
 from lazarus.detection.slowdown import slowdown_diagnosis
 from lazarus.errors import LogReadError
@@ -36,20 +39,27 @@ BLOCK_BYTES = 1 << 20
 MAX_LINE_BYTES = MAX_LINE_CHARS
 MAX_CONTINUATION_LINES = 3
 # A traceback's source lines are not continuations either: ``raise X(`` / ``assert ...`` under the exception line
-# is the code that raised it (output of several ranks interleaves), never more of the message.
-_CONTINUATION = re.compile(rb"(?:  |\t)\s*(?!File \"|at |\^|raise\b|assert\b)\S")
+# is the code that raised it (output of several ranks interleaves), never more of the message. Nor is a line
+# that opens with a record header of its own, however indented (a pasted log keeps the paste's indent): NCCL's
+# ``host:pid:tid [dev] `` and libfabric's ``libfabric:pid:time:`` start a new message.
+_CONTINUATION = re.compile(
+    rb"(?:  |\t)\s*(?!File \"|at |\^|raise\b|assert\b|[\w.-]+:\d+:\d+ \[-?\d+\] |libfabric:\d+:)\S"
+)
 HARD_WRAP_MIN_BYTES = 80
 # The next line goes on with a lower-case word fragment (``e operation``, ``plete data.``), not a new record
 # (``node2: ...``, ``rank3 ...``, ``train.py:12``).
 _HARD_WRAP_NEXT = re.compile(rb"[a-z]+[ ,.;)]")
-_HARD_WRAP_END = re.compile(rb"[A-Za-z]$")
+# Cut mid-word (ends in a letter), or at a word boundary that kept its space (``collective `` + ``operation
+# timeout``): a record of its own never ends in a letter or comma followed by a space.
+_HARD_WRAP_END = re.compile(rb"(?:[A-Za-z]|[A-Za-z,] )$")
 
 
 def _hard_wrapped(data: bytes, start: int, end: int) -> bool:
-    """The line ``data[start:end]`` was cut mid-word: long, ends in a letter, next line goes on in lower case."""
+    """The line ``data[start:end]`` was cut by a terminal or a web page: long, ends in a letter (mid-word) or in a
+    word and the space after it, and the next line goes on in lower case."""
     return (
         end - start >= HARD_WRAP_MIN_BYTES
-        and _HARD_WRAP_END.search(data, end - 1, end) is not None
+        and _HARD_WRAP_END.search(data, max(start, end - 2), end) is not None
         and _HARD_WRAP_NEXT.match(data, end + 1) is not None
     )
 
@@ -170,8 +180,9 @@ def diagnose_files(
     """Diagnose one failure from its log files (all files are checked before any is read).
 
     When no failure is found, a report that carries its own measure answers the finished file
-    (:mod:`.finished`: a stall inspector's last word is a hang, a GPU's clocks-event reason a straggler), a
-    file whose own progress reports end in a lasting slowdown is a straggler of unknown cause
+    (:mod:`.finished`: a stall inspector's last word is a hang, a GPU's clocks-event reason a straggler),
+    processes that announced the same global ranks while others never appeared are a launch that hangs
+    (:mod:`.rank_collision`), a file whose own progress reports end in a lasting slowdown is a straggler of unknown cause
     (:mod:`.slowdown`), and a file that ends in set-up or waiting output gets a note (:mod:`.silence`): a
     finished file cannot show a hang, the live hang watchdog decides.
     """
@@ -191,6 +202,8 @@ def diagnose_files(
         return diagnosis
     if (answer := finished_file_diagnosis(analyzer, files, diagnosis)) is not None:
         return answer
+    if (collided := rank_collision_diagnosis(files, diagnosis)) is not None:
+        return collided
     if (slow := slowdown_diagnosis(files, diagnosis)) is not None:
         return slow
     silent = [note for path in files if (note := silence_note(path)) is not None]

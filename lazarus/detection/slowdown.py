@@ -65,6 +65,15 @@ def step_reading(line: str) -> tuple[str, float] | None:
     return None
 
 
+# A training counter or loss with its value: "step 100", "loss = 1.1, step = 488600", "iter 3010:", "Epoch 3/10".
+_TRAINING_COUNTER = re.compile(r"(?i)\b(?:loss|step|iter|iteration|epoch)\b\s*[:=]?\s*\d")
+
+
+def training_progress(line: str) -> bool:
+    """The line reports training progress: a step-time reading, or a step, iteration, epoch or loss value."""
+    return step_reading(line) is not None or _TRAINING_COUNTER.search(line) is not None
+
+
 def _series(lines: list[str]) -> dict[str, list[float]]:
     """Readings per series (one per report form and rank), in order; a reading equal to the one before (the
     same line printed twice) once."""

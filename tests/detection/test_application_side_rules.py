@@ -89,9 +89,15 @@ def test_a_worker_exit_status_of_one_is_an_uncaught_exception(tmp_path):
 
 
 def test_a_worker_killed_by_a_signal_is_not_called_the_programs_error(tmp_path):
-    text = "failed (exitcode: -9) local_rank: 0 (pid: 11) of binary: /bin/python\n"
+    text = "failed (exitcode: -15) local_rank: 0 (pid: 11) of binary: /bin/python\n"
     result = diagnose_text(tmp_path, text)
     assert result.category is not Category.APPLICATION
+
+
+def test_a_worker_killed_by_sigkill_is_not_called_an_uncaught_exception(tmp_path):
+    # -9 is SIGKILL, read as such (host memory: tests/detection/test_found_but_wrong_answer.py), never exit status 1's
+    text = "failed (exitcode: -9) local_rank: 0 (pid: 11) of binary: /bin/python\n"
+    assert diagnose_text(tmp_path, text).signature == "process_killed_sigkill"
 
 
 def test_a_collective_timeout_outranks_the_exit_status_it_caused(tmp_path):

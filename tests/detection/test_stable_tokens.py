@@ -69,12 +69,12 @@ STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvic
             STOP,
         ),
         # NaN loss as TensorFlow and a plain logger print it
-        ("ERROR:tensorflow:Model diverged with loss = NaN.", "nan_loss", Category.APPLICATION, SAME),
+        ("ERROR:tensorflow:Model diverged with loss = NaN.", "nan_loss", Category.APPLICATION, STOP),
         (
             "[2023-08-30 16:29:49,699][pretrain.py][INFO] Epoch:[0/2](7000/293491) loss:nan lr:0.0000987",
             "nan_loss",
             Category.APPLICATION,
-            SAME,
+            STOP,
         ),
         # any block-layer status, repeated, not only "I/O error"
         (
