@@ -16,13 +16,9 @@ import pytest
 
 from lazarus.detection.engine import Analyzer
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import diagnose_text
+from tests.detection.logs import answer_of, diagnose_text
 
 STEPS = "step 100 loss 2.31\nstep 110 loss 2.29\n"
-
-
-def _answer(result):
-    return (result.signature, result.failure_kind, result.category, result.retry_advice)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +35,7 @@ def _answer(result):
     ],
 )
 def test_device_memory_exhausted_in_any_frameworks_words_is_an_application_oom(tmp_path, line):
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
         "cuda_oom",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -70,7 +66,7 @@ def test_a_tensorflow_allocation_on_the_cpu_is_not_device_memory(tmp_path):
 )
 def test_host_memory_exhausted_by_rays_monitor_stops_the_job(tmp_path, line, signature):
     result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
-    assert _answer(result) == (signature, FailureKind.CRASH, Category.APPLICATION, RetryAdvice.STOP)
+    assert answer_of(result) == (signature, FailureKind.CRASH, Category.APPLICATION, RetryAdvice.STOP)
     assert result.implicated_nodes == []
 
 
@@ -123,7 +119,7 @@ def test_a_lost_tensorflow_worker_as_a_finished_files_last_word_is_an_infrastruc
     result = diagnose_text(
         tmp_path, f"INFO:tensorflow:Saving checkpoints for 8300 into gs://b/model.ckpt.\n{TF_LOST_WORKER}"
     )
-    assert _answer(result) == (
+    assert answer_of(result) == (
         "tf_session_lost_worker",
         FailureKind.CRASH,
         Category.INFRASTRUCTURE,
@@ -157,7 +153,7 @@ def test_a_live_job_keeps_a_lost_tensorflow_worker_a_note():
     ],
 )
 def test_an_exit_status_of_143_is_a_termination_by_sigterm(tmp_path, line):
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
         "generic_external_signal",
         FailureKind.CRASH,
         Category.UNKNOWN,
@@ -186,7 +182,7 @@ def test_an_exit_status_that_only_contains_143_is_not_sigterm(tmp_path):
 )
 def test_slurms_own_fatal_lines_and_node_reasons_are_infrastructure_crashes(tmp_path, line, signature):
     result = diagnose_text(tmp_path, f"{STEPS}{line}\n")
-    assert _answer(result) == (signature, FailureKind.CRASH, Category.INFRASTRUCTURE, RetryAdvice.RETRY_SAME_NODES)
+    assert answer_of(result) == (signature, FailureKind.CRASH, Category.INFRASTRUCTURE, RetryAdvice.RETRY_SAME_NODES)
     assert result.implicated_nodes == []
 
 
@@ -203,7 +199,7 @@ def test_slurms_own_fatal_lines_and_node_reasons_are_infrastructure_crashes(tmp_
 )
 def test_a_rank_that_lost_its_c10d_store_connection_is_a_crash_of_unknown_cause(tmp_path, line):
     text = f"{STEPS}{line}\nTraceback (most recent call last):\n"
-    assert _answer(diagnose_text(tmp_path, text)) == (
+    assert answer_of(diagnose_text(tmp_path, text)) == (
         "store_socket_lost",
         FailureKind.CRASH,
         Category.UNKNOWN,
@@ -228,7 +224,7 @@ def test_a_lost_store_connection_gives_way_to_the_exception_that_caused_it(tmp_p
     ],
 )
 def test_a_store_host_name_the_ranks_cannot_resolve_is_a_launch_mistake(tmp_path, line):
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{line}\n")) == (
         "store_host_not_resolved",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -262,7 +258,7 @@ def test_a_download_that_cannot_resolve_its_host_is_not_a_launch_mistake(tmp_pat
     ],
 )
 def test_a_setup_that_cannot_run_here_stops_the_job(tmp_path, line, signature, category):
-    assert _answer(diagnose_text(tmp_path, f"{line}\n")) == (signature, FailureKind.CRASH, category, RetryAdvice.STOP)
+    assert answer_of(diagnose_text(tmp_path, f"{line}\n")) == (signature, FailureKind.CRASH, category, RetryAdvice.STOP)
 
 
 def test_an_nccl_plugin_that_is_not_found_is_still_benign(tmp_path):
@@ -283,7 +279,7 @@ def test_an_nccl_plugin_that_is_not_found_is_still_benign(tmp_path):
     ],
 )
 def test_a_traceback_cut_to_its_frames_is_an_uncaught_exception(tmp_path, text):
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{text}")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{text}")) == (
         "generic_uncaught_traceback",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -303,7 +299,7 @@ def _announce(ranks, world=8, prefix="initializing ddp"):
 @pytest.mark.parametrize("prefix", ["initializing ddp", "0: Initializing distributed"])
 def test_processes_announcing_the_same_global_ranks_while_others_never_appear_are_a_launch_that_hangs(tmp_path, prefix):
     result = diagnose_text(tmp_path, "GPU available: True\n" + _announce([0, 1, 2, 3, 0, 1, 2, 3], prefix=prefix))
-    assert _answer(result) == ("global_rank_collision", FailureKind.HANG, Category.APPLICATION, RetryAdvice.STOP)
+    assert answer_of(result) == ("global_rank_collision", FailureKind.HANG, Category.APPLICATION, RetryAdvice.STOP)
 
 
 @pytest.mark.parametrize(
@@ -320,7 +316,7 @@ def test_rank_announcements_of_a_restart_one_node_or_a_job_that_trained_are_no_f
 
 def test_the_dataloaders_shared_memory_hint_on_a_line_of_its_own_is_a_shm_too_small(tmp_path):
     line = "ERROR: This might be caused by insufficient shared memory (shm).\n"
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
         "shm_too_small",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -330,7 +326,7 @@ def test_the_dataloaders_shared_memory_hint_on_a_line_of_its_own_is_a_shm_too_sm
 
 def test_volcanos_pod_evicted_event_is_an_eviction(tmp_path):
     line = "job_controller.go:305] Try to handle request <Queue: q, Job: ml/train, Task:worker, Event:PodEvicted>\n"
-    assert _answer(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
+    assert answer_of(diagnose_text(tmp_path, f"{STEPS}{line}")) == (
         "pod_evicted",
         FailureKind.CRASH,
         Category.INFRASTRUCTURE,

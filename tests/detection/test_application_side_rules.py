@@ -11,14 +11,10 @@ import pytest
 from lazarus.detection.normalize import normalize
 from lazarus.detection.reader import diagnose_files
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import diagnose_text
+from tests.detection.logs import answer_of, diagnose_text
 
 STOP = RetryAdvice.STOP
 SAME = RetryAdvice.RETRY_SAME_NODES
-
-
-def _verdict(result):
-    return result.signature, result.failure_kind, result.category, result.retry_advice
 
 
 # ---------------------------------------------------------------- the traceback layer
@@ -28,7 +24,7 @@ def test_a_raise_statement_under_an_exception_line_is_not_part_of_its_message(tm
     # Ranks interleave: one rank's exception line, then another traceback's source line.
     text = "[rank3]: KeyError: 'labels'\n    raise ChildFailedError(\n    raise SomeOtherError(\n"
     result = diagnose_text(tmp_path, text)
-    assert _verdict(result) == ("python_exception", FailureKind.CRASH, Category.APPLICATION, STOP)
+    assert answer_of(result) == ("python_exception", FailureKind.CRASH, Category.APPLICATION, STOP)
     assert result.evidence[0].text == "[rank3]: KeyError: 'labels'"
 
 
@@ -45,7 +41,7 @@ def test_a_bare_exception_ending_a_traceback_is_the_programs_own_error(tmp_path)
         "    raise Exception(\n"
         "Exception: no checkpoint matches the requested step\n"
     )
-    assert _verdict(diagnose_text(tmp_path, text)) == (
+    assert answer_of(diagnose_text(tmp_path, text)) == (
         "python_exception",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -72,7 +68,7 @@ def test_the_vllm_logger_a_padded_compose_name_and_markdown_code_marks_are_strip
 
 def test_an_exception_behind_the_vllm_logger_is_recognised(tmp_path):
     text = "api-1   | ERROR 03-04 10:11:12 engine.py:120] ValueError: max_model_len is larger than the KV cache\n"
-    assert _verdict(diagnose_text(tmp_path, text))[0] == "python_exception"
+    assert answer_of(diagnose_text(tmp_path, text))[0] == "python_exception"
 
 
 # ---------------------------------------------------------------- the worker's exit status
@@ -80,7 +76,7 @@ def test_an_exception_behind_the_vllm_logger_is_recognised(tmp_path):
 
 def test_a_worker_exit_status_of_one_is_an_uncaught_exception(tmp_path):
     text = "E0101 00:00:00.000000 1 api.py:869] failed (exitcode: 1) local_rank: 2 (pid: 77) of binary: /bin/python\n"
-    assert _verdict(diagnose_text(tmp_path, text)) == (
+    assert answer_of(diagnose_text(tmp_path, text)) == (
         "elastic_worker_exception_exit",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -128,7 +124,7 @@ def test_a_collective_timeout_outranks_the_exit_status_it_caused(tmp_path):
     ],
 )
 def test_a_port_already_taken_is_a_launch_mistake(tmp_path, line):
-    assert _verdict(diagnose_text(tmp_path, line + "\n")) == (
+    assert answer_of(diagnose_text(tmp_path, line + "\n")) == (
         "store_bind_failed",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -144,7 +140,7 @@ def test_an_illegal_address_without_hardware_evidence_stops_and_names_the_node_t
     path = tmp_path / "job.log"
     path.write_text(text)
     result = diagnose_files([path], known_nodes=["node7"])
-    assert _verdict(result) == ("cuda_illegal_address", FailureKind.CRASH, Category.APPLICATION, STOP)
+    assert answer_of(result) == ("cuda_illegal_address", FailureKind.CRASH, Category.APPLICATION, STOP)
     assert result.implicated_nodes == ["node7"]
 
 
@@ -186,7 +182,7 @@ def test_the_drivers_own_report_of_the_fault_decides_over_the_runtimes(tmp_path)
     ],
 )
 def test_a_loss_scale_driven_below_one_is_a_divergence(tmp_path, line):
-    assert _verdict(diagnose_text(tmp_path, line + "\n")) == (
+    assert answer_of(diagnose_text(tmp_path, line + "\n")) == (
         "loss_scale_below_one",
         FailureKind.CRASH,
         Category.APPLICATION,
@@ -219,7 +215,12 @@ def test_a_loss_scale_lowered_but_still_at_least_one_is_routine(tmp_path, line):
     ],
 )
 def test_an_xla_or_tensorflow_device_allocation_failure_is_out_of_memory(tmp_path, line):
-    assert _verdict(diagnose_text(tmp_path, line + "\n")) == ("cuda_oom", FailureKind.CRASH, Category.APPLICATION, STOP)
+    assert answer_of(diagnose_text(tmp_path, line + "\n")) == (
+        "cuda_oom",
+        FailureKind.CRASH,
+        Category.APPLICATION,
+        STOP,
+    )
 
 
 def test_a_tensorflow_host_allocation_failure_is_not_called_a_gpu_one(tmp_path):
@@ -241,7 +242,7 @@ def test_a_tensorflow_host_allocation_failure_is_not_called_a_gpu_one(tmp_path):
 )
 def test_a_node_the_cluster_manager_declared_dead_is_a_crash_of_unknown_cause(tmp_path, line):
     result = diagnose_text(tmp_path, line + "\n")
-    assert _verdict(result) == ("cluster_member_marked_dead", FailureKind.CRASH, Category.UNKNOWN, SAME)
+    assert answer_of(result) == ("cluster_member_marked_dead", FailureKind.CRASH, Category.UNKNOWN, SAME)
     assert result.implicated_nodes == []
 
 
@@ -258,7 +259,7 @@ def test_the_cause_on_the_dead_node_outranks_its_removal(tmp_path):
 
 def test_a_traceback_ending_in_keyboard_interrupt_is_a_signal_from_outside(tmp_path):
     text = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    loss.backward()\nKeyboardInterrupt\n'
-    assert _verdict(diagnose_text(tmp_path, text)) == (
+    assert answer_of(diagnose_text(tmp_path, text)) == (
         "generic_external_signal",
         FailureKind.CRASH,
         Category.UNKNOWN,
@@ -271,7 +272,7 @@ def test_a_ray_worker_death_is_not_read_as_the_causes_it_lists(tmp_path):
         "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker exit type: "
         "SYSTEM_ERROR. Potential root causes: (1) SIGKILL by the OOM killer (2) ray stop --force (3) SIGSEGV.\n"
     )
-    assert _verdict(diagnose_text(tmp_path, text)) == ("ray_worker_died", FailureKind.CRASH, Category.UNKNOWN, SAME)
+    assert answer_of(diagnose_text(tmp_path, text)) == ("ray_worker_died", FailureKind.CRASH, Category.UNKNOWN, SAME)
 
 
 def test_a_workers_death_explains_its_peers_collective_timeout(tmp_path):
@@ -316,7 +317,7 @@ def test_a_lustre_kernel_message_is_not_read_as_a_python_exception(tmp_path, lin
 
 def test_the_cuda_runtime_assert_enum_is_a_device_side_assertion(tmp_path):
     line = "RuntimeError: transform: failed to synchronize: cudaErrorAssert: device-side assert triggered\n"
-    assert _verdict(diagnose_text(tmp_path, line)) == (
+    assert answer_of(diagnose_text(tmp_path, line)) == (
         "cuda_device_assert",
         FailureKind.CRASH,
         Category.APPLICATION,

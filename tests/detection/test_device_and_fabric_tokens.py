@@ -10,15 +10,10 @@ from __future__ import annotations
 import pytest
 
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import diagnose_text
+from tests.detection.logs import answer, diagnose_text
 
 CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
-
-
-def verdict(tmp_path, log: str) -> tuple:
-    result = diagnose_text(tmp_path, log)
-    return result.signature, result.failure_kind, result.category, result.retry_advice
 
 
 @pytest.mark.parametrize(
@@ -34,7 +29,7 @@ def verdict(tmp_path, log: str) -> tuple:
     ],
 )
 def test_an_amdgpu_driver_fault_is_a_driver_failure_that_excludes_the_node(tmp_path, log):
-    assert verdict(tmp_path, log) == ("amdgpu_gpu_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)
+    assert answer(tmp_path, log) == ("amdgpu_gpu_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)
 
 
 def test_an_amdgpu_fault_names_the_syslog_host(tmp_path):
@@ -68,7 +63,7 @@ def test_a_rocm_memory_access_fault_is_a_crash_of_unknown_cause_retried_in_place
     ],
 )
 def test_a_machine_check_whose_status_has_the_uc_bit_is_an_uncorrected_host_error(tmp_path, log):
-    assert verdict(tmp_path, log) == ("host_mce_uncorrected", CRASH, Category.HARDWARE, EXCLUDE)
+    assert answer(tmp_path, log) == ("host_mce_uncorrected", CRASH, Category.HARDWARE, EXCLUDE)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +89,7 @@ def test_a_machine_check_whose_status_has_no_uc_bit_is_no_failure(tmp_path, log)
     ],
 )
 def test_an_infiniband_port_without_link_excludes_the_node(tmp_path, log):
-    assert verdict(tmp_path, log) == ("ib_port_not_active", CRASH, Category.INFRASTRUCTURE, EXCLUDE)
+    assert answer(tmp_path, log) == ("ib_port_not_active", CRASH, Category.INFRASTRUCTURE, EXCLUDE)
 
 
 @pytest.mark.parametrize(
@@ -112,13 +107,13 @@ def test_a_neuron_runtime_hardware_status_excludes_the_node(tmp_path):
     log = (
         "2025-Mar-02 10:00:01.000  811:812  ERROR  NRT:nrt_execute  Failure: NRT_EXEC_HW_ERR_HBM_UE in nrt_execute()\n"
     )
-    assert verdict(tmp_path, log) == ("neuron_runtime_hw_error", CRASH, Category.HARDWARE, EXCLUDE)
+    assert answer(tmp_path, log) == ("neuron_runtime_hw_error", CRASH, Category.HARDWARE, EXCLUDE)
 
 
 @pytest.mark.parametrize("status", ["NRT_FAILURE", "NRT_TIMEOUT", "NRT_RESOURCE", "NRT_EXEC_UNIT_UNRECOVERABLE"])
 def test_a_neuron_runtime_failure_status_is_a_crash_of_unknown_cause_retried_in_place(tmp_path, status):
     log = f"2025-Mar-02 10:00:01.000  811:812  ERROR  NRT:nrt_infodump  Failure: {status} in nrt_execute()\n"
-    assert verdict(tmp_path, log) == ("neuron_runtime_error", CRASH, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("neuron_runtime_error", CRASH, Category.UNKNOWN, SAME)
 
 
 def test_a_neuron_success_status_is_no_failure(tmp_path):
@@ -136,12 +131,12 @@ def test_a_neuron_success_status_is_no_failure(tmp_path):
     ],
 )
 def test_an_hccl_execution_timeout_is_a_collective_hang(tmp_path, log):
-    assert verdict(tmp_path, log) == ("hccl_execution_timeout", HANG, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("hccl_execution_timeout", HANG, Category.UNKNOWN, SAME)
 
 
 def test_an_hccl_link_establish_timeout_is_retried_in_place(tmp_path):
     log = "RuntimeError: EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.\n"
-    assert verdict(tmp_path, log) == ("hccl_link_establish_timeout", CRASH, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("hccl_link_establish_timeout", CRASH, Category.UNKNOWN, SAME)
 
 
 def test_a_neuron_collective_bootstrap_timeout_is_a_hang(tmp_path):
@@ -149,7 +144,7 @@ def test_a_neuron_collective_bootstrap_timeout_is_a_hang(tmp_path):
         "2024-Jan-05 01:02:03.0001 4411:4490 [3] bootstrap.cc:89 CCOM WARN Timeout waiting for incoming "
         "connection (waited 120 sec)\n"
     )
-    assert verdict(tmp_path, log) == ("ccom_bootstrap_timeout", HANG, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("ccom_bootstrap_timeout", HANG, Category.UNKNOWN, SAME)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +179,7 @@ def test_an_xid_the_driver_prints_without_its_device_is_read_as_that_xid(tmp_pat
     ],
 )
 def test_a_libfabric_completion_queue_error_is_a_crash_retried_in_place(tmp_path, log):
-    assert verdict(tmp_path, log) == ("libfabric_cq_error", CRASH, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("libfabric_cq_error", CRASH, Category.UNKNOWN, SAME)
 
 
 @pytest.mark.parametrize(
@@ -198,7 +193,7 @@ def test_a_libfabric_completion_queue_error_is_a_crash_retried_in_place(tmp_path
     ],
 )
 def test_running_out_of_memory_for_a_queue_pair_or_a_registration_stops(tmp_path, log):
-    assert verdict(tmp_path, log + "\n") == ("rdma_resource_enomem", CRASH, Category.SYSTEM_SOFTWARE, STOP)
+    assert answer(tmp_path, log + "\n") == ("rdma_resource_enomem", CRASH, Category.SYSTEM_SOFTWARE, STOP)
 
 
 def test_a_completion_queue_that_ucx_cannot_create_while_probing_a_device_is_no_failure(tmp_path):
@@ -214,12 +209,12 @@ def test_nccl_finding_p2p_disabled_between_nvlink_gpus_is_a_hardware_fault(tmp_p
         "P2P is disabled between NVLINK connected GPUs 3 and 2. This should not be the case given their "
         "connectivity, and is probably due to a hardware issue.\n"
     )
-    assert verdict(tmp_path, log) == ("nccl_p2p_disabled_nvlink", CRASH, Category.HARDWARE, EXCLUDE)
+    assert answer(tmp_path, log) == ("nccl_p2p_disabled_nvlink", CRASH, Category.HARDWARE, EXCLUDE)
 
 
 def test_a_deepep_dispatch_timeout_is_a_collective_hang(tmp_path):
     log = "DeepEP dispatch NVL receiver timeout, channel: 2, RDMA: 0, nvl: 5, src NVL: 1, head: 9, tail: 9\n" * 3
-    assert verdict(tmp_path, log) == ("deepep_dispatch_timeout", HANG, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, log) == ("deepep_dispatch_timeout", HANG, Category.UNKNOWN, SAME)
 
 
 def test_an_indented_nccl_record_after_a_failure_is_not_read_as_its_continuation(tmp_path):
@@ -255,4 +250,4 @@ def test_a_cuda_or_hip_error_enum_is_read_as_the_error_it_names(tmp_path, line, 
     ],
 )
 def test_a_gsp_booter_failure_is_the_gsp_firmware_fault_with_or_without_the_colon_after_nvrm(tmp_path, line):
-    assert verdict(tmp_path, line + "\n") == ("gsp_firmware_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)
+    assert answer(tmp_path, line + "\n") == ("gsp_firmware_fault", CRASH, Category.SYSTEM_SOFTWARE, EXCLUDE)

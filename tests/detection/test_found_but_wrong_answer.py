@@ -10,15 +10,10 @@ from __future__ import annotations
 import pytest
 
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import diagnose_text
+from tests.detection.logs import answer, diagnose_text
 
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
 CRASH, HANG = FailureKind.CRASH, FailureKind.HANG
-
-
-def _answer(tmp_path, text: str) -> tuple[str | None, FailureKind, Category, RetryAdvice | None]:
-    result = diagnose_text(tmp_path, text)
-    return result.signature, result.failure_kind, result.category, result.retry_advice
 
 
 # ---------------------------------------------------------------- SIGKILL with no killer named
@@ -37,7 +32,7 @@ def _answer(tmp_path, text: str) -> tuple[str | None, FailureKind, Category, Ret
     ],
 )
 def test_a_sigkill_that_no_line_explains_is_host_memory_and_stops(tmp_path, text):
-    assert _answer(tmp_path, "step 120 loss 1.93\n" + text) == (
+    assert answer(tmp_path, "step 120 loss 1.93\n" + text) == (
         "process_killed_sigkill",
         CRASH,
         Category.APPLICATION,
@@ -47,7 +42,7 @@ def test_a_sigkill_that_no_line_explains_is_host_memory_and_stops(tmp_path, text
 
 def test_a_launcher_killing_the_others_after_a_silent_death_is_host_memory_and_stops(tmp_path):
     text = "[2024-01-01 00:00:07,420] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 7311\n"
-    assert _answer(tmp_path, text) == ("launcher_killed_workers", CRASH, Category.APPLICATION, STOP)
+    assert answer(tmp_path, text) == ("launcher_killed_workers", CRASH, Category.APPLICATION, STOP)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +88,7 @@ def test_a_launcher_killing_the_others_after_a_silent_death_is_host_memory_and_s
     ],
 )
 def test_a_kill_whose_reason_the_log_gives_keeps_that_reason(tmp_path, text, signature, kind, category, advice):
-    assert _answer(tmp_path, text) == (signature, kind, category, advice)
+    assert answer(tmp_path, text) == (signature, kind, category, advice)
 
 
 # ---------------------------------------------------------------- segfaults, NCCL system errors, launch failures
@@ -108,7 +103,7 @@ def test_a_kill_whose_reason_the_log_gives_keeps_that_reason(tmp_path, text, sig
     ],
 )
 def test_a_segfault_is_the_jobs_own_process_and_is_retried_once(tmp_path, text):
-    assert _answer(tmp_path, text)[1:] == (CRASH, Category.APPLICATION, SAME)
+    assert answer(tmp_path, text)[1:] == (CRASH, Category.APPLICATION, SAME)
 
 
 def test_an_nccl_system_error_is_of_unknown_cause(tmp_path):
@@ -116,7 +111,7 @@ def test_an_nccl_system_error_is_of_unknown_cause(tmp_path):
         "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error "
         "(run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
     )
-    assert _answer(tmp_path, text) == ("nccl_system_error", CRASH, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, text) == ("nccl_system_error", CRASH, Category.UNKNOWN, SAME)
 
 
 @pytest.mark.parametrize(
@@ -129,7 +124,7 @@ def test_an_nccl_system_error_is_of_unknown_cause(tmp_path):
     ],
 )
 def test_a_kernel_launch_failure_is_of_unknown_cause(tmp_path, text):
-    assert _answer(tmp_path, text) == ("cuda_launch_failure", CRASH, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, text) == ("cuda_launch_failure", CRASH, Category.UNKNOWN, SAME)
 
 
 # ---------------------------------------------------------------- numerics
@@ -143,7 +138,7 @@ def test_a_kernel_launch_failure_is_of_unknown_cause(tmp_path, text):
     ],
 )
 def test_a_nan_loss_stops_for_a_person_to_change_what_diverged(tmp_path, text):
-    assert _answer(tmp_path, text) == ("nan_loss", CRASH, Category.APPLICATION, STOP)
+    assert answer(tmp_path, text) == ("nan_loss", CRASH, Category.APPLICATION, STOP)
 
 
 # ---------------------------------------------------------------- Slurm and MPI launchers
@@ -158,13 +153,13 @@ def test_a_nan_loss_stops_for_a_person_to_change_what_diverged(tmp_path, text):
     ],
 )
 def test_a_submission_the_controller_never_answered_is_retried(tmp_path, text):
-    assert _answer(tmp_path, text) == ("slurm_controller_unreachable", CRASH, Category.INFRASTRUCTURE, SAME)
+    assert answer(tmp_path, text) == ("slurm_controller_unreachable", CRASH, Category.INFRASTRUCTURE, SAME)
 
 
 def test_a_submission_slurm_refused_still_stops(tmp_path):
     # pin: a refusal by Slurm's policy is the submission's to fix
     text = "sbatch: error: Batch job submission failed: Requested node configuration is not available\n"
-    assert _answer(tmp_path, text) == ("slurm_request_rejected", CRASH, Category.APPLICATION, STOP)
+    assert answer(tmp_path, text) == ("slurm_request_rejected", CRASH, Category.APPLICATION, STOP)
 
 
 def test_an_mpi_launcher_that_lost_a_daemon_retries_as_is(tmp_path):
@@ -174,7 +169,7 @@ def test_an_mpi_launcher_that_lost_a_daemon_retries_as_is(tmp_path):
         "  HNP daemon   : [[1137,0],0] on node login1\n"
         "  Remote daemon: [[1137,0],1] on node gpu-07\n"
     )
-    assert _answer(tmp_path, text) == ("mpi_lost_daemon", CRASH, Category.INFRASTRUCTURE, SAME)
+    assert answer(tmp_path, text) == ("mpi_lost_daemon", CRASH, Category.INFRASTRUCTURE, SAME)
 
 
 # ---------------------------------------------------------------- a line wrapped at a word boundary
@@ -187,7 +182,7 @@ def test_a_watchdog_line_wrapped_at_a_word_boundary_is_read_whole(tmp_path):
         "operation timeout: WorkNCCL(SeqNum=91, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800528 milliseconds "
         "before timing out.\n"
     )
-    assert _answer(tmp_path, text) == ("nccl_watchdog_timeout", HANG, Category.UNKNOWN, SAME)
+    assert answer(tmp_path, text) == ("nccl_watchdog_timeout", HANG, Category.UNKNOWN, SAME)
 
 
 def test_a_short_line_is_a_record_of_its_own_even_when_it_ends_in_a_space(tmp_path):
