@@ -220,13 +220,18 @@ def _advice_words(advices: list[Advice]) -> str:
 
 def no_stopped_job_keeps_its_allocation(data: SoakData) -> InvariantResult:
     """Stop means stop: a job whose stop advice Lazarus carried out gave its allocation back; the soak never had
-    to cancel it at the end (the soak's policies keep the default ``on_stop: cancel``)."""
+    to cancel it at the end (the soak's policies keep the default ``on_stop: cancel``). A stop decided after the
+    soak's own cancel is Lazarus reading that cancel back (``CANCELLED AT`` in the job's output), not a stop that
+    left the job running: it does not count."""
     r = InvariantResult(name="no stopped job keeps its allocation", checked=0)
     for f in data.jobs:
+        cancelled_at = f.plan.cancelled_at
         stops = [
             a
             for a in (f.status.advice_history if f.status else [])
-            if a.action == AdviceAction.STOP and a.status == AdviceStatus.EXECUTED
+            if a.action == AdviceAction.STOP
+            and a.status == AdviceStatus.EXECUTED
+            and (cancelled_at is None or a.created_at < cancelled_at)
         ]
         r.checked += bool(stops)
         if stops and f.plan.cancelled_by_soak:

@@ -44,6 +44,7 @@ class JobPlan(_Model):
     outside_node: str | None = Field(None, description="hostile jobs: the node they lie about (excluded from them)")
     submitted_at: datetime
     cancelled_by_soak: bool = Field(False, description="still running when the soak ended, so the soak cancelled it")
+    cancelled_at: datetime | None = Field(None, description="when the soak cancelled it (UTC)")
 
 
 class DecisionSent(_Model):

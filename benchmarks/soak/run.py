@@ -190,9 +190,12 @@ class Soak:
         left = self.active()
         if left:
             self.log(f"cancelling {len(left)} job(s) still running after {self.opts.drain_s:.0f} s: {left}")
+            cancelled_at = datetime.now(UTC)
             await LocalTransport(self.stack.slurm_conf).run(["scancel", *map(str, left)], 30)
             for job_id in left:
-                self.plans[job_id] = self.plans[job_id].model_copy(update={"cancelled_by_soak": True})
+                self.plans[job_id] = self.plans[job_id].model_copy(
+                    update={"cancelled_by_soak": True, "cancelled_at": cancelled_at}
+                )
 
     async def _settle(self, client: Client) -> None:
         """Until no job workflow of this run is running, or the grace period passes."""

@@ -124,12 +124,12 @@ async def test_an_application_failure_never_jumps_the_queue(e2e, job_dir: Path, 
     assert "    queue: " not in lazarus_cli(e2e, "show", str(job)).stdout
 
 
-NAN_LOSS_ONCE = (
+SEGFAULT_ONCE = (
     "#!/bin/bash\n"
     'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then\n'
     "  sleep 4\n"
-    "  echo \"{'loss': nan, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}\"\n"
-    "  exit 1\n"
+    '  echo "Fatal Python error: Segmentation fault"\n'
+    "  exit 139\n"
     "fi\n"
     "sleep 600\n"
 )
@@ -138,13 +138,14 @@ NAN_LOSS_ONCE = (
 async def test_an_application_failure_that_restarts_waits_behind_jobs_submitted_earlier(
     e2e, job_dir: Path, mine: list[int]
 ):
-    """A NaN loss is an application failure that earns one retry on the same nodes: it is restarted,
-    never expedited, and a job that waited longer gets the next free node."""
+    """A segfault in the job's own process is an application failure that earns one retry on the same nodes: it
+    is restarted, never expedited, and a job that waited longer gets the next free node. (A NaN loss stopped
+    being one: it stops, as the public threads' fixes did.)"""
     cluster = e2e.cluster
     job = submit_job(
         cluster,
-        NAN_LOSS_ONCE,
-        job_name=f"{JOB_PREFIX}nan-loss",
+        SEGFAULT_ONCE,
+        job_name=f"{JOB_PREFIX}segfault",
         nodes=1,
         exclusive=True,
         output=str(job_dir / "app-%j.out"),

@@ -225,6 +225,22 @@ def test_a_stopped_job_the_soak_had_to_cancel_is_a_violation():
     assert violation.startswith("job 1: stopped by advice 1") and "still running when the soak ended" in violation
 
 
+def test_a_stop_that_reads_back_the_soaks_own_cancel_is_no_violation():
+    """A hang job whose learned budget outlasted the soak's drain window was cancelled by the soak; Lazarus then
+    read the ``CANCELLED AT`` line and stopped it (job 2060 of a CI run): that stop came after the cancel."""
+    job = facts(advices=[advice(action=AdviceAction.STOP)], state=RecoveryState.STOPPED, final="CANCELLED")
+    plan = job.plan.model_copy(update={"cancelled_by_soak": True, "cancelled_at": T0 - timedelta(seconds=1)})
+    result = inv.no_stopped_job_keeps_its_allocation(data(job.model_copy(update={"plan": plan})))
+    assert result.passed and result.checked == 0
+
+
+def test_a_stop_made_before_the_soak_cancelled_the_job_still_counts():
+    job = facts(advices=[advice(action=AdviceAction.STOP)], state=RecoveryState.STOPPED, final="CANCELLED")
+    plan = job.plan.model_copy(update={"cancelled_by_soak": True, "cancelled_at": T0 + timedelta(seconds=30)})
+    [violation] = inv.no_stopped_job_keeps_its_allocation(data(job.model_copy(update={"plan": plan}))).violations
+    assert "still running when the soak ended" in violation
+
+
 # ---- no node drained without corroboration ----------------------------------------------------
 
 
