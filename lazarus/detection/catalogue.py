@@ -92,6 +92,7 @@ class Signature(BaseModel):
     examples: list[str] = Field(min_length=1)
 
     _regexes: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _detail_regexes: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> Signature:
@@ -116,20 +117,10 @@ class Signature(BaseModel):
             raise ValueError(f"{self.id}: answers_a_finished_file is for advisory hang, crash or straggler reports")
         if self.report_details and not (self.answers_a_finished_file and self.failure_kind is FailureKind.HANG):
             raise ValueError(f"{self.id}: report_details is for a hang report that answers a finished file")
-        for source in self.report_details:
-            try:
-                re.compile(source)
-            except re.error as exc:
-                raise ValueError(f"{self.id}: report_details pattern {source!r} does not compile: {exc}") from exc
+        self._detail_regexes = _compiled(self.id, "report_details pattern", self.report_details)
         if self.role in (Role.BENIGN, Role.ADVISORY) and self.retry_advice is not None:
             raise ValueError(f"{self.id}: a {self.role} signature must not give retry_advice")
-        compiled = []
-        for source in self.patterns:
-            try:
-                compiled.append(re.compile(source))
-            except re.error as exc:
-                raise ValueError(f"{self.id}: pattern {source!r} does not compile: {exc}") from exc
-        self._regexes = compiled
+        self._regexes = _compiled(self.id, "pattern", self.patterns)
         for example in self.examples:
             if not any(k in example for k in self.keywords):
                 raise ValueError(f"{self.id}: example {example!r} contains none of the keywords")
@@ -151,6 +142,20 @@ class Signature(BaseModel):
             if found is not None:
                 return found
         return None
+
+    def shows_details(self, lines: list[str]) -> bool:
+        """One of the ``report_details`` patterns matches one of ``lines`` (always true when there are none)."""
+        return not self._detail_regexes or any(regex.search(line) for regex in self._detail_regexes for line in lines)
+
+
+def _compiled(signature_id: str, what: str, sources: list[str]) -> list[re.Pattern[str]]:
+    compiled = []
+    for source in sources:
+        try:
+            compiled.append(re.compile(source))
+        except re.error as exc:
+            raise ValueError(f"{signature_id}: {what} {source!r} does not compile: {exc}") from exc
+    return compiled
 
 
 class XidMeaning(BaseModel):

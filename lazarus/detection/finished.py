@@ -28,7 +28,6 @@ stall names the ranks that waited, not the one at fault).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from lazarus.detection.advice_table import advise
@@ -70,9 +69,7 @@ def _last_word(candidate: Candidate, files: list[Path]) -> bool:
                 last = index
         if last is None or any(training_progress(line) for line in lines[last + 1 :]):
             continue
-        if not signature.report_details or any(
-            re.search(pattern, line) for pattern in signature.report_details for line in lines[last:]
-        ):
+        if signature.shows_details(lines[last:]):
             return True
     return False
 
