@@ -84,12 +84,18 @@ HELDOUT = CORPUS.parent / "real_corpus_heldout"
 scored once. Never tune on it; only ``--split heldout`` reads it. Once scored and reported, a held-out set joins
 the tuning data (``real_corpus/h2_*.yaml``: the set scored after the third pass) and a fresh one replaces it."""
 
+SCORED = CORPUS.parent / "real_corpus_scored"
+"""A frozen set already scored and reported, but not tuned on: the fourth frozen set, whose benign and
+node-naming misses were read for three fixes. Kept out of the tuning data so that the frozen set can stay at
+30 % of all sources (issue 9); only ``--split scored`` reads it, and a score on it must say it was read."""
+
 
 def real_examples(split: str, corpus: Path = CORPUS) -> list[Example]:
     """The real corpus excerpts of one split: ``dev`` or ``test`` (the retired first test split, tuned on since
-    the third pass) of ``real_corpus/``, or every excerpt of the held-out set (``heldout``)."""
-    if split == "heldout":
-        return [_example(entry) for entry in load_excerpts(HELDOUT)]
+    the third pass) of ``real_corpus/``, or every excerpt of the held-out set (``heldout``) or of the scored,
+    untuned set (``scored``)."""
+    if split in ("heldout", "scored"):
+        return [_example(entry) for entry in load_excerpts(HELDOUT if split == "heldout" else SCORED)]
     tests = load_test_sources(corpus / "split.yaml")
     return [_example(entry) for entry in load_excerpts(corpus) if split_of(entry, tests) == split]
 
@@ -374,9 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="diagnosis accuracy on the real and self-written corpora")
     parser.add_argument(
         "--split",
-        choices=["dev", "test", "self", "all", "heldout"],
+        choices=["dev", "test", "self", "all", "heldout", "scored"],
         default="dev",
-        help="all = dev, test and self; heldout (the frozen test set) is only ever read when named",
+        help="all = dev, test and self; heldout (the frozen test set) and scored (the fourth frozen set, scored and"
+        " read, not tuned on) are only ever read when named",
     )
     parser.add_argument("--json", action="store_true", help="print the reports as one JSON object")
     parser.add_argument("--misses", action="store_true", help="list the excerpts the engine gets wrong")
