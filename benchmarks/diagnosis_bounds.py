@@ -20,9 +20,11 @@ outcomes three more ways:
    straggler excerpts keep the reader's answer (a straggler is judged by live throughput, which an excerpt
    does not hold). This is not issue 9's measure, which is the reader's; it is what an operator gets.
 
-Each wrong retry advice is also sorted by what it costs in service: **harm** (a healthy job acted on, a job
-that would have resumed stopped, a good node excluded) or **bounded** (one more attempt, after which the
-unknown-repeat rule, the checkpoint-progress limit or the attempt cap ends the retries).
+Each wrong retry advice is also sorted by what it costs in service, against a cluster without Lazarus:
+**harm** is worse than no Lazarus (a healthy job restarted or stopped, a good node excluded); **left to a
+person** is no better (a job that a restart would have resumed is stopped and waits for someone, as it would
+have without Lazarus); **bounded** costs one more attempt, after which the unknown-repeat rule, the
+checkpoint-progress limit or the attempt cap ends the retries.
 
     .venv/bin/python benchmarks/diagnosis_bounds.py [--split dev|test|all|heldout|scored] [--service] [--json]
 """
@@ -53,8 +55,8 @@ COSTS: dict[tuple[str | None, str | None], tuple[str, str]] = {
     (None, "retry_same_nodes"): ("harm", "a healthy job restarted"),
     (None, "retry_excluding_nodes"): ("harm", "a healthy job restarted"),
     (None, "stop"): ("harm", "a healthy job stopped"),
-    ("retry_same_nodes", "stop"): ("harm", "a job that would have resumed was stopped"),
-    ("retry_excluding_nodes", "stop"): ("harm", "a job that would have resumed was stopped"),
+    ("retry_same_nodes", "stop"): ("left", "a job that would have resumed left to a person"),
+    ("retry_excluding_nodes", "stop"): ("left", "a job that would have resumed left to a person"),
     ("retry_same_nodes", "retry_excluding_nodes"): ("harm", "a good node excluded"),
     ("stop", "retry_same_nodes"): ("bounded", "one more attempt before the job stops"),
     ("stop", "retry_excluding_nodes"): ("bounded", "one more attempt before the job stops"),
@@ -153,15 +155,26 @@ def apply_table(outcomes: list[Outcome], table: dict[str, dict[str, str]]) -> li
     return out
 
 
+def effective_advice(outcome: Outcome) -> str | None:
+    """The advice as the service carries it out: excluding nodes with no node named restarts on the same nodes
+    (``decide_advice`` excludes only nodes the diagnosis names, within the job's allocation)."""
+    advice = outcome.got["retry_advice"]
+    return "retry_same_nodes" if advice == "retry_excluding_nodes" and not outcome.nodes else advice
+
+
 def costs(outcomes: list[Outcome]) -> dict[str, Any]:
-    """Each wrong retry advice sorted by its cost in service, and the totals of harm and bounded."""
+    """Each wrong retry advice sorted by its cost in service, and the totals of harm, left to a person, bounded.
+
+    A wrong advice to exclude nodes that names none costs what its restart on the same nodes costs (nothing,
+    when that was the right advice)."""
     counted: Counter[tuple[str, str]] = Counter()
     for o in outcomes:
         want, got = o.example.expect["retry_advice"], o.got["retry_advice"]
-        if want != got and got is not None:
-            counted[COSTS[(want, got)]] += 1
+        if want != got and got is not None and want != effective_advice(o):
+            counted[COSTS[(want, effective_advice(o))]] += 1
     return {
         "harm": sum(n for (kind, _), n in counted.items() if kind == "harm"),
+        "left_to_a_person": sum(n for (kind, _), n in counted.items() if kind == "left"),
         "bounded": sum(n for (kind, _), n in counted.items() if kind == "bounded"),
         "no_action": sum(
             o.got["retry_advice"] is None and o.example.expect["retry_advice"] is not None for o in outcomes
@@ -207,7 +220,10 @@ def render(name: str, r: dict[str, Any]) -> str:
         lines.append(f"  pool's per-signature table        {row(r['pool_table'])}")
     for label, key in (("reader", "reader_costs"), ("service", "service_costs")):
         k = r[key]
-        lines.append(f"  {label} wrong advice: harm {k['harm']}, bounded {k['bounded']}, no action {k['no_action']}")
+        lines.append(
+            f"  {label} wrong advice: harm {k['harm']}, left to a person {k['left_to_a_person']}, "
+            f"bounded {k['bounded']}, no action {k['no_action']}"
+        )
         lines += [f"    {what}: {n}" for what, n in k["by_cost"].items()]
     lines.append(
         f"  service (reader + Slurm + hang watchdog) {row(r['service'])}  "

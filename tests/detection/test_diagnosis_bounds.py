@@ -93,18 +93,25 @@ def test_in_service_a_crash_or_hang_the_reader_misses_gets_the_scheduler_or_watc
     ("want", "got", "cost"),
     [
         (BENIGN, UNKNOWN_RETRY, ("harm", "a healthy job restarted")),
-        (UNKNOWN_RETRY, APP_STOP, ("harm", "a job that would have resumed was stopped")),
-        (UNKNOWN_RETRY, HW_EXCLUDE, ("harm", "a good node excluded")),
+        (UNKNOWN_RETRY, APP_STOP, ("left_to_a_person", "a job that would have resumed left to a person")),
         (APP_STOP, UNKNOWN_RETRY, ("bounded", "one more attempt before the job stops")),
         (HW_EXCLUDE, UNKNOWN_RETRY, ("bounded", "one more attempt on the suspect node")),
     ],
 )
-def test_each_wrong_advice_is_harm_or_bounded_by_what_it_costs_in_service(want, got, cost):
+def test_each_wrong_advice_is_harm_left_to_a_person_or_bounded_against_a_cluster_without_lazarus(want, got, cost):
     counted = costs([outcome(want, got, "sig"), outcome(want, want if want != BENIGN else None, "sig")])
     kind, what = cost
     assert counted[kind] == 1 and counted["by_cost"] == {what: 1}
 
 
+def test_advice_to_exclude_that_names_no_node_costs_what_a_restart_on_the_same_nodes_costs():
+    named = outcome(UNKNOWN_RETRY, HW_EXCLUDE, "sig")
+    named.nodes = ["gpu-node-3"]
+    assert costs([named])["by_cost"] == {"a good node excluded": 1}
+    assert costs([outcome(UNKNOWN_RETRY, HW_EXCLUDE, "sig")])["by_cost"] == {}
+    assert costs([outcome(APP_STOP, HW_EXCLUDE, "sig")])["by_cost"] == {"one more attempt before the job stops": 1}
+
+
 def test_a_failure_answered_none_costs_no_action_not_harm():
     counted = costs([outcome(APP_STOP, None)])
-    assert counted == {"harm": 0, "bounded": 0, "no_action": 1, "by_cost": {}}
+    assert counted == {"harm": 0, "left_to_a_person": 0, "bounded": 0, "no_action": 1, "by_cost": {}}
