@@ -3,12 +3,12 @@
 The lines are built from what the software prints, not from corpus excerpts: the CUDA runtime's ``cudaError``
 enum and the driver API's ``CUresult`` enum with their doc comments (``driver_types.h`` and ``cuda.h`` of PyPI
 ``nvidia-cuda-runtime-cu12`` 12.9.79) and the texts ``cudaGetErrorString`` returns for them
-(``libcudart.so.12``); the status enums of cuBLAS 12.9.3.13, cuSOLVER 11.7.5.82, cuFFT 11.4.1.4 and cuRAND
-10.3.10.19 (their wheels' headers); NVML's return codes and strings (``pynvml.py`` of ``nvidia-ml-py``
-13.615.71); and the ``NCCL WARN`` format strings of ``libnccl.so.2`` 2.32.3 (``nvidia-nccl-cu12``, ``strings``),
-each under NCCL's ``host:pid:tid [dev] file:line NCCL WARN`` header. Each family has lines that must be found
-and at least one line of the same software that must stay no failure. Each case is one log given to
-``diagnose_files``, the function behind ``lazarus diagnose``."""
+(``libcudart.so.12``); the status enums of cuBLAS 12.9.3.13, cuSOLVER 11.7.5.82, cuFFT 11.4.1.4, cuRAND
+10.3.10.19 and cuDNN 9.28.0.42 (their wheels' headers); NVML's return codes and strings (``pynvml.py`` of
+``nvidia-ml-py`` 13.615.71); and the ``NCCL WARN`` format strings of ``libnccl.so.2`` 2.32.3
+(``nvidia-nccl-cu12``, ``strings``), each under NCCL's ``host:pid:tid [dev] file:line NCCL WARN`` header. Each
+family has lines that must be found and at least one line of the same software that must stay no failure. Each
+case is one log given to ``diagnose_files``, the function behind ``lazarus diagnose``."""
 
 from __future__ import annotations
 
@@ -217,8 +217,48 @@ def test_a_math_library_status_reads_as_a_request_an_allocation_a_kernel_or_an_u
     assert answer(tmp_path, line + "\n") == expected
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH", ("cuda_usage_error", CRASH, APP, STOP)),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.",
+            ("cuda_usage_error", CRASH, APP, STOP),
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER",
+            ("cuda_environment_error", CRASH, SYS, SAME),
+        ),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_VERSION_MISMATCH", ("cuda_environment_error", CRASH, SYS, SAME)),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
+            ("cuda_oom", CRASH, APP, STOP),
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+            ("cuda_library_internal_error", CRASH, Category.UNKNOWN, SAME),
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
+            ("cuda_library_internal_error", CRASH, Category.UNKNOWN, SAME),
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED_CUDART",
+            ("cuda_launch_failure", CRASH, Category.UNKNOWN, SAME),
+        ),
+    ],
+)
+def test_a_cudnn_status_reads_by_its_category_of_thousands(tmp_path, line, expected):
+    """cuDNN 9 groups its statuses by the thousand (cudnn_graph.h): 2xxx bad parameter, 3xxx not supported (less
+    the installation's own mismatches), 4xxx internal, 5xxx execution failed."""
+    assert answer(tmp_path, line + "\n") == expected
+
+
 def test_a_math_library_success_status_is_no_failure(tmp_path):
-    log = "cublasSetMathMode returned CUBLAS_STATUS_SUCCESS\ncufftPlan1d: CUFFT_SUCCESS\nstep 20 loss 1.9\n"
+    log = (
+        "cublasSetMathMode returned CUBLAS_STATUS_SUCCESS\ncufftPlan1d: CUFFT_SUCCESS\n"
+        "cudnnCreate: CUDNN_STATUS_SUCCESS\nstep 20 loss 1.9\n"
+    )
     assert answer(tmp_path, log) == NO_FAILURE
 
 
@@ -296,6 +336,14 @@ def test_an_infiniband_async_fatal_event_or_failed_post_in_nccls_format_is_found
     "line",
     [
         "transport/net_ib.cc:88 NCCL WARN NET/IB: send: The error is not fatal. Trying to continue...",
+        "transport/net_ib.cc:700 NCCL WARN NET/IB: send: Ignoring flush error on a QP (comm=0x7f, wc.wr_id=7, "
+        "wc.status=IBV_WC_WR_FLUSH_ERR(5)).",
+        "transport/net_ib.cc:700 NCCL WARN NET/IB: Encountered a stale CQE with error for slot=3. Slot was already "
+        "handled (comm=0x7f, wc.wr_id=7, wc.status=IBV_WC_WR_FLUSH_ERR(5), wc.opcode=IBV_WC_SEND(0)).",
+        "transport/net_ib.cc:700 NCCL WARN NET/IB: send: Work completion error on recovery CQ 0x7f for device 1: "
+        "status=IBV_WC_RETRY_EXC_ERR(12)",
+        "transport/net_ib.cc:91 NCCL WARN NET/IB: send: Alive message sequence timeout for device 1 (send comm=0x7f00, "
+        "failedAttempts=3)",
         "misc/ibvwrap.cc:300 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_1:1, retrying 3/7 after 100 msec of sleep",
         "transport/nvls.cc:100 NCCL WARN NVLS Multicast bind of size 2097152 at MC group 55a offset 0 dev 3 failed transiently: CUDA error 2 'out of memory'.",
         "init.cc:640 NCCL WARN Detected mixed local Net device counts across ranks (min 4, max 8). Ignoring due to NCCL_IGNORE_NET_MISMATCH.",
@@ -380,6 +428,7 @@ def test_an_nvls_multicast_memory_that_cannot_bind_is_the_nodes_fabric_setup(tmp
 
 VENDOR_SIGNATURES = [
     "cuda_status_not_an_error",
+    "nccl_ib_recovery_notice",
     "cuda_usage_error",
     "cuda_environment_error",
     "cuda_library_internal_error",
