@@ -445,3 +445,28 @@ def test_the_vendor_catalogue_keywords_start_with_a_capital_so_the_prefilter_sto
     lines (docs/adding-a-signature.md); the vendors' enum names and message prefixes all start with a capital."""
     keywords = default_catalogue().get(signature_id).keywords
     assert all(k[0].isupper() for k in keywords), keywords
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+            ("nccl_unhandled_cuda_error", CRASH, SYS, SAME),
+        ),
+        (
+            "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            ("nccl_system_error", CRASH, Category.UNKNOWN, SAME),
+        ),
+        ("internal error - please report this issue to the NCCL developers", ("nccl_internal_error", CRASH, SYS, SAME)),
+        ("invalid argument (run with NCCL_DEBUG=WARN for details)", ("nccl_invalid_usage", CRASH, APP, STOP)),
+        ("invalid usage (run with NCCL_DEBUG=WARN for details)", ("nccl_invalid_usage", CRASH, APP, STOP)),
+        ("remote process exited or there was a network error", ("nccl_remote_error", CRASH, Category.UNKNOWN, SAME)),
+    ],
+)
+def test_each_text_ncclgeterrorstring_returns_reads_as_its_result_code(tmp_path, text, expected):
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        f"ProcessGroupNCCL.cpp:1970, {text}, NCCL version 2.21.5"
+    )
+    assert answer(tmp_path, line + "\n") == expected
