@@ -310,6 +310,17 @@ def test_open_mpi_warnings_and_system_error_classes_alone_are_no_failure(tmp_pat
             ("pcie_aer_fatal", CRASH, HW, EXCLUDE),
         ),
         ("pcieport 0000:00:03.1: AER: device recovery failed", ("pcie_aer_fatal", CRASH, HW, EXCLUDE)),
+        # drivers/pci/pcie/dpc.c: the downstream port contained the link
+        (
+            "pcieport 0000:00:03.1: DPC: containment event, status:0x1f01 source:0x0000",
+            ("pcie_aer_fatal", CRASH, HW, EXCLUDE),
+        ),
+        ("pcieport 0000:00:03.1: DPC: unmasked uncorrectable error detected", ("pcie_aer_fatal", CRASH, HW, EXCLUDE)),
+        # mce_timed_out()'s panic
+        (
+            "Kernel panic - not syncing: Timeout: Not all CPUs entered broadcast exception handler",
+            ("host_mce_uncorrected", CRASH, HW, EXCLUDE),
+        ),
         # drivers/nvme/host/pci.c nvme_timeout() escalations and probe failure
         ("nvme nvme0: I/O 123 QID 4 timeout, reset controller", ("nvme_failure", CRASH, HW, EXCLUDE)),
         ("nvme nvme1: Removing after probe failure status: -19", ("nvme_failure", CRASH, HW, EXCLUDE)),
@@ -319,12 +330,32 @@ def test_open_mpi_warnings_and_system_error_classes_alone_are_no_failure(tmp_pat
             "XFS (dm-0): Please unmount the filesystem and rectify the problem(s)",
             ("local_fs_error", CRASH, HW, EXCLUDE),
         ),
+        # fs/jbd2 and fs/ext4/ext4_jbd2.c: the journal failed; fs/xfs: a forced shutdown
+        (
+            "JBD2: Detected IO errors while flushing file data on nvme0n1p1-8",
+            ("local_fs_error", CRASH, HW, EXCLUDE),
+        ),
+        ("Aborting journal on device nvme0n1p1-8.", ("local_fs_error", CRASH, HW, EXCLUDE)),
+        ("EXT4-fs (nvme0n1p1): Detected aborted journal", ("local_fs_error", CRASH, HW, EXCLUDE)),
+        (
+            "XFS (sda1): xfs_do_force_shutdown(0x2) called from line 1196 of file fs/xfs/xfs_log.c. "
+            "Return address = 0xffffffffc0a1b2c3",
+            ("local_fs_error", CRASH, HW, EXCLUDE),
+        ),
+        # net/sunrpc/clnt.c names the RPC program: lockd as well as nfs
+        ("lockd: server storage01 not responding, still trying", ("nfs_not_responding", HANG, INFRA, SAME)),
         # kernel/hung_task.c and kernel/watchdog.c with *_panic set: the node panics
         ("Kernel panic - not syncing: hung_task: blocked tasks", ("kernel_hung_task", HANG, SYS, EXCLUDE)),
         ("Kernel panic - not syncing: softlockup: hung tasks", ("kernel_hung_task", HANG, SYS, EXCLUDE)),
+        ("Kernel panic - not syncing: Hard LOCKUP", ("kernel_hung_task", HANG, SYS, EXCLUDE)),
         # mm/oom_kill.c
         (
             "Kernel panic - not syncing: Out of memory and no killable processes...",
+            ("host_oom_killer", CRASH, APP, STOP),
+        ),
+        # the OOM killer's wording before linux 4.19
+        (
+            "Out of memory: Kill process 12345 (python3) score 951 or sacrifice child",
             ("host_oom_killer", CRASH, APP, STOP),
         ),
         # a kernel-mode oops (arch/x86/kernel/traps.c) and the panic after it
@@ -345,9 +376,18 @@ def test_two_block_layer_errors_in_the_61_format_are_a_failing_disk(tmp_path):
     assert answer(tmp_path, line.format(12345) + line.format(12353)) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
 
 
+def test_two_scsi_medium_errors_are_a_failing_disk(tmp_path):
+    log = (
+        "Dec  1 02:00:01 gpu7 kernel: sd 0:0:0:0: [sda] tag#12 Sense Key : Medium Error [current]\n"
+        "Dec  1 02:00:01 gpu7 kernel: sd 0:0:0:0: [sda] tag#12 Add. Sense: Unrecovered read error - auto reallocate failed\n"
+    )
+    assert answer(tmp_path, log) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
+
+
 @pytest.mark.parametrize(
     "line",
     [
+        "lockd: server storage01 OK",
         "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x12345 offset:0x0 "
         "grain:32 syndrome:0x0)",
         "nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
