@@ -73,9 +73,14 @@ def test_slurms_uncorrectable_memory_banner_names_the_node(tmp_path):
         "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT 2026-12-01T05:00:01 DUE TO JOB REQUEUE ***",
         # srun retries the step creation by itself
         "srun: Job 4242 step creation temporarily disabled, retrying (Requested nodes are busy)",
+        # RPCs and set-up steps Slurm repeats by itself, logged as errors
+        "slurmstepd: error: Rank 0 failed sending step completion message directly to slurmctld, retrying",
+        "srun: error: Slurm controller not responding, sleeping and retrying.",
+        "slurmstepd: error: Retrying job complete RPC for StepId=4242.0",
+        "slurmstepd: error: mpi/pmix_v3: pmixp_usock_create_srv: gpu07 [0]: pmixp_utils.c:105: connect refused, retrying",
     ],
 )
-def test_slurms_memory_limit_note_requeue_and_retried_step_creation_are_no_failure(tmp_path, line):
+def test_slurms_memory_limit_note_requeue_and_what_it_retries_by_itself_are_no_failure(tmp_path, line):
     assert _kind(tmp_path, line + "\n") is NONE
 
 
@@ -239,7 +244,26 @@ def test_libfabric_info_lines_and_teardown_warnings_are_no_failure(tmp_path, lin
             "An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun.",
             ("mpi_lost_daemon", CRASH, INFRA, SAME),
         ),
-        # help-orte-rmaps-base.txt, help-orterun.txt
+        # help-ess-base.txt [slurm-error], help-mpi-runtime.txt [mpi_init:startup:pml-add-procs-fail]
+        (
+            'The application appears to have been direct launched using "srun",',
+            ("mpi_pmi_mismatch", CRASH, APP, STOP),
+        ),
+        (
+            "MPI_INIT has failed because at least one MPI process is unreachable",
+            ("mpi_pmi_mismatch", CRASH, APP, STOP),
+        ),
+        # help-mpi-runtime.txt [mpi_init:startup:internal-failure]: the reason follows
+        (
+            "It looks like orte_init failed for some reason; your parallel process is",
+            ("mpi_init_failed", CRASH, UNKNOWN, SAME),
+        ),
+        # help-mpi-btl-tcp.txt [client connect fail]
+        (
+            "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This",
+            ("mpi_peer_disconnected", CRASH, UNKNOWN, SAME),
+        ),
+        # help-orte-rmaps-base.txt
         (
             "There are not enough slots available in the system to satisfy the 16",
             ("mpi_launch_config", CRASH, APP, STOP),
