@@ -56,6 +56,18 @@ def test_slurms_job_ending_banners_and_task_statuses_are_read_by_their_cause(tmp
     assert answer(tmp_path, line + "\n") == expected
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "srun: error: Unable to create step for job 4242: Slurm is busy, step creation delayed",
+        "srun: error: Unable to create step for job 4242: Requested nodes are busy",
+    ],
+)
+def test_a_step_slurm_cannot_place_yet_is_no_refusal_of_the_request(tmp_path, line):
+    result = diagnose_text(tmp_path, line + "\n")
+    assert (result.signature, result.retry_advice) == ("generic_scheduler_error", SAME)
+
+
 def test_slurms_uncorrectable_memory_banner_names_the_node(tmp_path):
     log = "slurmstepd: error: *** STEP 4242.0 ON node07 UNCORRECTABLE MEMORY ERROR AT 2026-12-01T05:00:01 ***\n"
     assert diagnose_text(tmp_path, log).implicated_nodes == ["node07"]
@@ -258,6 +270,11 @@ def test_libfabric_info_lines_and_teardown_warnings_are_no_failure(tmp_path, lin
             "It looks like orte_init failed for some reason; your parallel process is",
             ("mpi_init_failed", CRASH, UNKNOWN, SAME),
         ),
+        # help-mtl-ofi.txt [OFI call fail]
+        (
+            "Open MPI failed an OFI Libfabric library call (fi_endpoint).  This is highly",
+            ("mpi_init_failed", CRASH, UNKNOWN, SAME),
+        ),
         # help-mpi-btl-tcp.txt [client connect fail]
         (
             "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This",
@@ -398,6 +415,13 @@ def test_two_block_layer_errors_in_the_61_format_are_a_failing_disk(tmp_path):
     line = "Dec  1 02:00:01 gpu7 kernel: I/O error, dev nvme0n1, sector {} op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0\n"
     assert _kind(tmp_path, line.format(12345)) is NONE  # one error is retried by the layer above
     assert answer(tmp_path, line.format(12345) + line.format(12353)) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
+
+
+def test_two_nvme_media_errors_are_a_failing_disk_and_a_command_error_is_not(tmp_path):
+    media = "Dec  1 02:00:01 gpu7 kernel: nvme0n1: Read(0x2) @ LBA {}, 8 blocks, Unrecovered Read Error (sct 0x2 / sc 0x81) DNR\n"
+    assert answer(tmp_path, media.format(1234) + media.format(1242)) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
+    command = "Dec  1 02:00:01 gpu7 kernel: nvme0n1: Write(0x1) @ LBA {}, 8 blocks, Invalid Field in Command (sct 0x0 / sc 0x2) DNR\n"
+    assert _kind(tmp_path, command.format(1234) + command.format(1242)) is NONE
 
 
 def test_two_scsi_medium_errors_are_a_failing_disk(tmp_path):
