@@ -141,6 +141,42 @@ def test_a_launchers_normal_exit_and_a_graceful_rendezvous_exit_stay_no_failure(
     assert _kind(tmp_path, line) is NONE
 
 
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        # torch 2.14.1 torch/multiprocessing/spawn.py: ProcessExitedException's two forms
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 1",
+            "elastic_child_failed",
+        ),
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL",
+            "process_killed_sigkill",
+        ),
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGABRT",
+            "process_aborted",
+        ),
+        # lightning 2.6.6 subprocess_script.py: the observer that kills the other ranks after one ended
+        (
+            "[rank: 1] Child process with PID 4242 terminated with code 1. Forcefully terminating all other processes "
+            "to avoid zombies \N{ZOMBIE}",
+            "elastic_child_failed",
+        ),
+        (
+            "[rank: 1] Child process with PID 4242 terminated with code -9. Forcefully terminating all other processes",
+            "process_killed_sigkill",
+        ),
+        (
+            "[rank: 1] Child process with PID 4242 terminated with code -11. Forcefully terminating all other processes",
+            "process_segfault",
+        ),
+    ],
+)
+def test_torch_spawn_and_lightnings_observer_report_a_dead_worker_by_its_exit_code_or_signal(tmp_path, line, signature):
+    assert diagnose_text(tmp_path, line + "\n").signature == signature
+
+
 # ------------------------------------------------------------------------------------------------ DataLoader
 
 
@@ -215,6 +251,8 @@ def test_dynamos_recompile_limit_warning_stays_no_failure(tmp_path, line):
         "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
         "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. Check "
         "python-core-worker-*.log files for more information.",
+        "ray.exceptions.ActorUnavailableError: The actor abc is unavailable: The actor is temporarily unavailable: "
+        "RpcError. The task may or may not have been executed on the actor.",
         "ray.exceptions.OwnerDiedError: Failed to retrieve object abc. The object's owner has exited.",
     ],
 )
