@@ -265,6 +265,7 @@ def test_a_dead_ray_actor_or_worker_is_a_victim_not_the_programs_exception(tmp_p
     [
         "ray.exceptions.NodeDiedError: Task failed due to the node (node_id: abc) it was running on dying.",
         "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more information.",
+        "[2026-12-01 05:00:00,000 W 4242 4242] gcs_node_manager.cc:120: Node is dead because the health check failed.",
     ],
 )
 def test_a_dead_ray_node_or_raylet_reads_like_a_node_marked_dead(tmp_path, line):
@@ -345,3 +346,15 @@ def test_the_frameworks_keywords_start_with_a_capital_so_the_prefilter_stops_now
     capital."""
     keywords = default_catalogue().get(signature_id).keywords
     assert all(k[0].isupper() for k in keywords), keywords
+
+
+# ------------------------------------------------------------------------------------------------- accelerate
+
+
+def test_accelerates_old_kernel_warning_stays_no_failure(tmp_path):
+    """accelerate 1.15.0 utils/other.py warns at start-up; the word "hang" in it is a possibility, not a report."""
+    line = (
+        "Detected kernel version 4.18.0, which is below the recommended minimum of 5.5.0; this can cause the "
+        "process to hang. It is recommended to upgrade the kernel to the minimum version or higher."
+    )
+    assert _kind(tmp_path, line) is NONE
