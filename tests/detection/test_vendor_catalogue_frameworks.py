@@ -314,6 +314,14 @@ def test_horovods_shut_down_error_on_the_other_ranks_is_a_victim(tmp_path):
     assert answer(tmp_path, line + "\n") == ("horovod_shut_down_by_peer", CRASH, UNKNOWN, SAME)
 
 
+def test_horovods_stall_inspector_shutting_the_job_down_is_a_hang(tmp_path):
+    line = (
+        "[2026-12-01 05:00:00.000000: E /tmp/pip/horovod/common/stall_inspector.cc:105] One or more rank "
+        '(marked by "!") is stalled for longer than 600 seconds. Will shutdown.'
+    )
+    assert answer(tmp_path, line + "\n") == ("horovod_stall_shutdown", HANG, UNKNOWN, SAME)
+
+
 def test_horovods_elastic_host_update_stays_no_failure(tmp_path):
     assert _kind(tmp_path, "horovod.common.exceptions.HostsUpdatedInterrupt\n") is NONE
 
@@ -335,6 +343,7 @@ def test_lightnings_own_slurm_requeue_stays_no_failure(tmp_path, line):
         "elastic_graceful_exit",
         "elastic_timer_expired",
         "horovod_shut_down_by_peer",
+        "horovod_stall_shutdown",
         "dataloader_timeout",
         "torch_compile_failed",
         "ray_task_error",
