@@ -363,6 +363,9 @@ NINTH_PASS_SIGNATURES = [
     "http_client_retry_notice",
     "local_fs_error",
     "nfs_not_responding",
+    "tpu_chip_halted",
+    "tpu_ici_link_down",
+    "tpu_device_in_use",
 ]
 
 
@@ -373,3 +376,35 @@ def test_the_ninth_pass_keywords_start_where_the_prefilter_already_stops(signatu
     keywords = default_catalogue().get(signature_id).keywords
     older = {"fs: server", "lockd: server"}
     assert all(k[0].isupper() or not k[0].isalnum() or k in older for k in keywords), keywords
+
+
+# --------------------------------------------------------------------------------------------- libtpu 0.0.42.1
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Core halted unexpectedly: core 0 halted unexpectedly at "
+            "tag:pc 0x1:0x2a3",
+            ("tpu_chip_halted", CRASH, UNKNOWN, SAME),
+        ),
+        (
+            "jax.errors.JaxRuntimeError: INTERNAL: A program or fatal TPU error occurred.",
+            ("tpu_chip_halted", CRASH, UNKNOWN, SAME),
+        ),
+        (
+            "E1201 05:00:01.123456 1234 tpu.cc:100] Data link layer on the following ICI link(s) has unexpectedly gone "
+            "down: chip 2 port 1. ",
+            ("tpu_ici_link_down", CRASH, HW, EXCLUDE),
+        ),
+        (
+            "The TPU is already in use by process with pid 4242. Not attempting to load libtpu.so in this process.",
+            ("tpu_device_in_use", CRASH, APP, STOP),
+        ),
+    ],
+)
+def test_a_halted_tpu_core_a_downed_ici_link_and_a_tpu_held_by_another_process_are_read_by_their_cause(
+    tmp_path, line, expected
+):
+    assert answer(tmp_path, line + "\n") == expected
