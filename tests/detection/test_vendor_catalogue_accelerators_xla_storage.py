@@ -48,6 +48,10 @@ def _kind(tmp_path, log: str) -> FailureKind:
         "amdgpu 0000:43:00.0: amdgpu: ASIC reset failed with error, -110 for drm dev, 0000:43:00.0",
         "amdgpu 0000:43:00.0: amdgpu: GPU pre asic reset failed with err, -110 for drm dev, 0000:43:00.0 ",
         "amdgpu 0000:43:00.0: amdgpu: Fatal error during GPU init",
+        # gmc_v8_0.c: the older GPUs' VM fault and its status register
+        "amdgpu 0000:43:00.0: amdgpu: GPU fault detected: 146 0x0c80440c for process python3 pid 4242 thread python3 "
+        "pid 4242",
+        "amdgpu 0000:43:00.0: amdgpu:   VM_CONTEXT1_PROTECTION_FAULT_STATUS 0x0C04400C",
     ],
 )
 def test_an_amdgpu_firmware_that_stops_answering_or_a_failed_reset_excludes_the_node(tmp_path, line):
