@@ -272,6 +272,8 @@ def test_xlas_retries_long_polls_shutdown_notes_and_allocator_hints_are_no_failu
         "The rate of change requests to the object b/ckpt exceeds the rate limit.",
         "google.api_core.exceptions.RetryError: Timeout of 120.0s exceeded, last exception: 503 Backend Error",
         "gcsfs.retry.HttpError: We encountered an internal error. Please try again., 503",
+        "google.resumable_media.common.InvalidResponse: (<Response [503]>, 'Request failed with status code', 503, "
+        "'Expected one of', <HTTPStatus.OK: 200>)",
     ],
 )
 def test_an_object_store_that_stays_unavailable_through_the_clients_retries_is_infrastructure(tmp_path, line):
