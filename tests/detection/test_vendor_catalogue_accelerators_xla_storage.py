@@ -192,12 +192,6 @@ def test_the_error_of_the_task_that_died_first_decides_over_the_coordination_ser
             "jax.errors.JaxRuntimeError: INTERNAL: Coordination agent failed to initialize: DEADLINE_EXCEEDED",
             ("rendezvous_timeout", CRASH, INFRA, SAME),
         ),
-        # the preemption notifier
-        (
-            "I1201 05:00:01.123456 1234 preemption_notifier.cc:100] Received preemption notice with death_time "
-            "2026-12-01T05:00:30Z",
-            ("cloud_preemption", CRASH, INFRA, SAME),
-        ),
         # TensorFlow's collective executor (libtensorflow_framework.so.2) and errors_impl.DataLossError
         (
             "tensorflow.python.framework.errors_impl.DeadlineExceededError: Collective has timed out during execution.",
@@ -210,9 +204,7 @@ def test_the_error_of_the_task_that_died_first_decides_over_the_coordination_ser
         ),
     ],
 )
-def test_xla_barrier_timeouts_preemption_notices_and_tensorflow_collectives_are_read_by_their_cause(
-    tmp_path, line, expected
-):
+def test_xla_barrier_timeouts_and_tensorflow_collectives_are_read_by_their_cause(tmp_path, line, expected):
     assert answer(tmp_path, line + "\n") == expected
 
 
@@ -246,6 +238,17 @@ def test_a_failed_check_is_an_abort_whose_earlier_error_decides(tmp_path):
 )
 def test_xlas_retries_long_polls_shutdown_notes_and_allocator_hints_are_no_failure(tmp_path, line):
     assert _kind(tmp_path, line + "\n") is NONE
+
+
+def test_xlas_preemption_notice_leaves_the_cause_to_whoever_sent_the_sigterm(tmp_path):
+    # jaxlib's SigtermNotifier reports any SIGTERM as a "preemption notice": a scancel by a person stays a stop
+    notice = (
+        "I1201 05:00:01.123456 1234 preemption_notifier.cc:100] Received preemption notice with death_time "
+        "2026-12-01T05:00:30Z\n"
+    )
+    assert _kind(tmp_path, notice) is NONE
+    cancelled = "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT 2026-12-01T05:00:01 ***\n"
+    assert diagnose_text(tmp_path, cancelled + notice).signature == "slurm_cancelled"
 
 
 # ------------------------------------------------------------- object stores: botocore, google-api-core, gcsfs
