@@ -186,10 +186,40 @@ def test_cpythons_own_fatal_errors_are_read_by_what_broke(tmp_path, line, expect
         "Current thread 0x00007f3b2c1d4740 (most recent call first):",
         "Extension modules: numpy.core._multiarray_umath, torch._C (total: 12)",
         "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3b2c1d4e50>",
+        "Exception ignored in atexit callback: <function _exit_function at 0x7f3b2c1d4e50>",
     ],
 )
 def test_cpythons_shutdown_notes_and_dump_headers_stay_no_failure(tmp_path, line):
     assert _kind(tmp_path, line) is NONE
+
+
+IGNORED = (
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3b2c1d4e50>\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1479, in __del__\n'
+    "    self._shutdown_workers()\n"
+    "AttributeError: 'NoneType' object has no attribute 'python_exit_status'\n"
+)
+
+
+def test_the_traceback_of_an_exception_cpython_ignored_ends_nothing(tmp_path):
+    """PyErr_WriteUnraisable's "Exception ignored in: <obj>" and the traceback after it: the program went on."""
+    log = "step 100 loss 1.23\nTraining finished.\n" + IGNORED
+    assert diagnose_text(tmp_path, log).failure_kind is NONE
+
+
+def test_an_exception_after_the_ignored_one_is_still_read(tmp_path):
+    log = IGNORED + "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\nKeyError: 'labels'\n"
+    assert answer(tmp_path, log) == ("python_exception", CRASH, APP, STOP)
+
+
+def test_a_specific_failure_inside_an_ignored_traceback_still_counts(tmp_path):
+    log = (
+        "Exception ignored in: <function Engine.__del__ at 0x7f3b2c1d4e50>\n"
+        "Traceback (most recent call last):\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    assert answer(tmp_path, log)[0] == "cuda_illegal_address"
 
 
 # ------------------------------------------------------------------- concurrent.futures and multiprocessing
@@ -382,6 +412,7 @@ NEW = (
     "system_file_table_full",
     "shell_command_not_found",
     "process_runtime_note",
+    "python_unraisable_exception",
 )
 
 
