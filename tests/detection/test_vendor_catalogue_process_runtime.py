@@ -1,11 +1,11 @@
 """Recognition from the process and runtime layer's own message catalogues, ninth pass of issue 9: what the C
 library (Debian libc6 2.36: malloc's and the stack protector's aborts, assert, strerror), the dynamic loader
 (ld-linux-x86-64.so.2 of the same package), CPython 3.11 (libpython3.11 3.11.2: Py_FatalError's messages,
-faulthandler, concurrent.futures and multiprocessing), the shells (bash 5.2.15, dash 0.5.12, zsh 5.9: their reports
-of a job a signal ended) and coreutils 9.1's timeout print when a process dies. Each line here is built from a
-format string of the installed binary (``strings``) or the standard library's source, not copied from a corpus
-excerpt. Every family also pins lines that must stay "no failure": the software prints them when it carries on,
-retries by itself, or has already finished."""
+faulthandler, concurrent.futures and multiprocessing), the shells (bash 5.2.15 and dash 0.5.12: their reports of a
+job a signal ended; zsh 5.9's were checked and left out) and coreutils 9.1's timeout print when a process dies.
+Each line here is built from a format string of the installed binary (``strings``) or the standard library's
+source, not copied from a corpus excerpt. Every family also pins lines that must stay "no failure": the software
+prints them when it carries on, retries by itself, or has already finished."""
 
 from __future__ import annotations
 
@@ -290,16 +290,6 @@ def test_the_resource_trackers_leak_warning_at_shutdown_stays_no_failure(tmp_pat
         # dash's bare status line
         ("Aborted", ("process_aborted", CRASH, UNKNOWN, SAME)),
         ("Hangup", ("generic_external_signal", CRASH, UNKNOWN, SAME)),
-        # zsh 5.9's signal names ("IOT instruction" is its name of signal 6 on Linux)
-        ("zsh: killed     python train.py", ("process_killed_sigkill", CRASH, APP, STOP)),
-        ("zsh: segmentation fault (core dumped)  python train.py", ("process_segfault", CRASH, APP, SAME)),
-        ("zsh: IOT instruction (core dumped)  python train.py", ("process_aborted", CRASH, UNKNOWN, SAME)),
-        ("zsh: bus error (core dumped)  python train.py", ("process_bus_error", CRASH, SYS, SAME)),
-        (
-            "zsh: illegal hardware instruction (core dumped)  python train.py",
-            ("process_fpe_or_illegal_instruction", CRASH, APP, STOP),
-        ),
-        ("zsh: terminated  python train.py", ("generic_external_signal", CRASH, UNKNOWN, SAME)),
     ],
 )
 def test_a_shells_report_of_a_job_a_signal_ended_is_read_by_that_signal(tmp_path, line, expected):
@@ -311,7 +301,6 @@ def test_a_shells_report_of_a_job_a_signal_ended_is_read_by_that_signal(tmp_path
     [
         SCRIPT + "CPU time limit exceeded (core dumped) python train.py",
         SCRIPT + "File size limit exceeded(core dumped) python train.py",
-        "zsh: cpu limit exceeded (core dumped)  python train.py",
         "OSError: [Errno 27] File too large: '/scratch/out.bin'",
         "bash: fork: Resource temporarily unavailable",
     ],
@@ -347,6 +336,20 @@ def test_a_missing_helper_command_never_outranks_a_failure_the_log_reports(tmp_p
     ],
 )
 def test_a_shell_line_that_ends_nothing_stays_no_failure(tmp_path, line):
+    assert _kind(tmp_path, line) is NONE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # zsh 5.9's lower-case signal names: checked, left out (docs/benchmarks.md, ninth pass): no keyword that
+        # starts with a capital or punctuation reads them, and "zsh: " made the prefilter stop at every "z"
+        "zsh: killed     python train.py",
+        "zsh: IOT instruction (core dumped)  python train.py",
+        "zsh: terminated  python train.py",
+    ],
+)
+def test_zshs_lower_case_job_reports_are_left_to_the_lines_around_them(tmp_path, line):
     assert _kind(tmp_path, line) is NONE
 
 
@@ -419,6 +422,6 @@ NEW = (
 @pytest.mark.parametrize("signature_id", NEW)
 def test_the_process_layer_keywords_start_where_the_prefilter_already_stops(signature_id):
     """A keyword starting with a common lower-case letter makes the prefilter stop at many positions of healthy
-    lines (docs/adding-a-signature.md); these start with a capital, punctuation, or zsh's rare 'z'."""
+    lines (docs/adding-a-signature.md); these start with a capital or punctuation."""
     keywords = default_catalogue().get(signature_id).keywords
-    assert all(k[0].isupper() or not k[0].isalnum() or k.startswith("zsh: ") for k in keywords), keywords
+    assert all(k[0].isupper() or not k[0].isalnum() for k in keywords), keywords
