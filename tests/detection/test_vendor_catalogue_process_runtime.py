@@ -315,6 +315,7 @@ def test_a_process_stopped_at_a_limit_set_for_it_is_stopped_until_the_limit_or_t
         "/var/spool/slurmd/job04242/slurm_script: line 9: torchrun: command not found",
         "/bin/sh: 1: python: not found",
         "bash: /opt/bin/trainer: cannot execute binary file: Exec format error",
+        "bash: ./run_train.sh: cannot execute: required file not found",
     ],
 )
 def test_a_program_the_shell_cannot_find_or_run_is_a_launch_to_fix(tmp_path, line):
