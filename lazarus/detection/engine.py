@@ -18,6 +18,7 @@ from lazarus.detection.layout import RankLayout
 from lazarus.detection.locate import locate, parse_timestamp
 from lazarus.detection.normalize import normalize
 from lazarus.detection.prefilter import Prefilter
+from lazarus.detection.unraisable import NOTE_ID, UnraisableBlock
 from lazarus.detection.verdict import conclude
 from lazarus.errors import shorten
 from lazarus.models.diagnosis import Diagnosis, Evidence
@@ -65,6 +66,7 @@ class Analyzer:
         self.benign_lines = 0
         self.notes: list[str] = []
         self._order = 0
+        self._unraisable = UnraisableBlock()
 
     def feed(self, file: str, line_no: int, text: str) -> None:
         """Consider one line."""
@@ -87,6 +89,11 @@ class Analyzer:
         signature, match = found
         if signature.role is Role.BENIGN:
             self.benign_lines += 1
+            if signature.id == NOTE_ID:
+                self._unraisable.open(file, line_no)
+            return
+        if self._unraisable.swallows(file, line_no, signature.id):
+            self.benign_lines += 1  # a line of the traceback of an exception CPython ignored
             return
         self._order += 1
         candidate = self.candidates.get(signature.id)
