@@ -13,7 +13,7 @@ import pytest
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
 from tests.detection.logs import answer, diagnose_text
 
-CRASH, NONE, STRAGGLER = FailureKind.CRASH, FailureKind.NONE, FailureKind.STRAGGLER
+CRASH, NONE = FailureKind.CRASH, FailureKind.NONE
 STOP, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_EXCLUDING_NODES
 APP, HW, SYS = Category.APPLICATION, Category.HARDWARE, Category.SYSTEM_SOFTWARE
 
@@ -136,7 +136,9 @@ def test_smart_warnings_and_a_passed_verdict_are_no_failure(tmp_path, line):
     "line",
     [
         "kernel: thermal thermal_zone0: critical temperature reached (105 C), shutting down",
-        "kernel: thermal thermal_zone2: acpitz: critical temperature reached, shutting down",
+        # linux 6.1 prints the thermal core's line, then the shutdown's reason
+        "kernel: thermal thermal_zone2: acpitz: critical temperature reached, shutting down\n"
+        "kernel: reboot: HARDWARE PROTECTION shutdown (Temperature too high)",
         "kernel: reboot: HARDWARE PROTECTION shutdown (Temperature too high)",
     ],
 )
@@ -144,14 +146,12 @@ def test_a_critical_temperature_shutdown_excludes_the_node(tmp_path, line):
     assert answer(tmp_path, line + "\n") == ("host_thermal_critical_shutdown", CRASH, HW, EXCLUDE)
 
 
-def test_a_cpu_clock_throttled_for_temperature_is_a_hardware_straggler_not_a_crash(tmp_path):
+def test_a_cpu_clock_throttled_for_temperature_is_a_note_not_a_failure(tmp_path):
+    # the hardware recovers by itself; a host under heavy load prints it and finishes its work
     log = "kernel: CPU12: Package temperature above threshold, cpu clock throttled (total events = 4021)\n"
     result = diagnose_text(tmp_path, log)
-    assert (result.signature, result.failure_kind, result.category) == (
-        "host_cpu_thermal_throttle",
-        STRAGGLER,
-        HW,
-    )
+    assert result.failure_kind is NONE
+    assert any("host_cpu_thermal_throttle" in note for note in result.notes)
 
 
 def test_a_throttled_cpu_does_not_outrank_a_crash_in_the_same_file(tmp_path):
