@@ -208,3 +208,27 @@ def test_the_in_process_restarts_giving_up_on_a_rank_is_a_crash(tmp_path):
 )
 def test_the_fault_tolerance_packages_health_checks_and_timeout_updates_stay_no_failure(tmp_path, line):
     assert _kind(tmp_path, line) is NONE
+
+
+# ------------------------------------------------------ NeMo's preemption callback and timers, Lightning's Timer
+
+
+def test_nemos_preemption_callback_exiting_on_sigterm_is_the_external_signal_whoever_sent_it(tmp_path):
+    # nemo_toolkit 3.0.0 nemo/utils/callbacks/preemption.py: saves a checkpoint and exits 0 on any SIGTERM
+    line = "[NeMo I 2026-12-01 05:00:00 preemption:99] Received SIGTERM, saving checkpoint and exiting"
+    assert answer(tmp_path, line + "\n") == ("generic_external_signal", CRASH, UNKNOWN, SAME)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # lightning 2.6.6 lightning/pytorch/callbacks/timer.py: the max_time the user set, a normal end
+        "Time limit reached. Elapsed time is 1 day, 0:00:00. Signaling Trainer to stop.",
+        # nemo_toolkit 3.0.0 nemo/utils/exp_manager.py: the step timers
+        "[NeMo I 2026-12-01 05:00:00 exp_manager:451] Step 1200: train_step_timing in s=1.234",
+        "[NeMo W 2026-12-01 05:00:00 exp_manager:338] Missing timer 'train_step_timing' in exp_manager's "
+        "_on_batch_end callback - not logging.",
+    ],
+)
+def test_the_trainers_own_time_limit_and_step_timers_stay_no_failure(tmp_path, line):
+    assert _kind(tmp_path, line) is NONE
