@@ -24,3 +24,8 @@ def answer_of(result: Diagnosis) -> Answer:
 
 def answer(tmp_path: Path, text: str) -> Answer:
     return answer_of(diagnose_text(tmp_path, text))
+
+
+def kind_of(tmp_path: Path, text: str) -> FailureKind:
+    """The failure kind of a log holding ``text`` (a line or several; a final newline is added if missing)."""
+    return diagnose_text(tmp_path, text if text.endswith("\n") else text + "\n").failure_kind

@@ -12,7 +12,7 @@ import pytest
 
 from lazarus.detection.catalogue import default_catalogue
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
@@ -24,10 +24,6 @@ APP, HW, INFRA, SYS, UNKNOWN = (
     Category.UNKNOWN,
 )
 KERNEL = "Dec  1 02:00:01 gpu7 kernel: "
-
-
-def _kind(tmp_path, log: str) -> FailureKind:
-    return diagnose_text(tmp_path, log).failure_kind
 
 
 # ------------------------------------------------------------------------------------- amdgpu and amdkfd (Linux 6.1)
@@ -88,7 +84,7 @@ def test_an_uncorrectable_amdgpu_ras_error_is_a_hardware_fault_of_the_node(tmp_p
     ],
 )
 def test_corrected_ras_errors_soft_recovered_rings_and_successful_resets_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, KERNEL + line + "\n") is NONE
+    assert kind_of(tmp_path, KERNEL + line + "\n") is NONE
 
 
 # ---------------------------------------------------------------------------------- HIP and the ROCm runtime 5.2.3
@@ -141,7 +137,7 @@ def test_an_hsa_queue_error_after_the_queue_is_inactivated_is_a_gpu_fault_retrie
     ],
 )
 def test_hip_statuses_that_are_not_errors_and_rocm_smi_query_errors_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ------------------------------------------------------------------------- XLA: JAX 0.10.2 and TensorFlow 2.21.0
@@ -237,7 +233,7 @@ def test_a_failed_check_is_an_abort_whose_earlier_error_decides(tmp_path):
     ],
 )
 def test_xlas_retries_long_polls_shutdown_notes_and_allocator_hints_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 def test_xlas_preemption_notice_leaves_the_cause_to_whoever_sent_the_sigterm(tmp_path):
@@ -246,7 +242,7 @@ def test_xlas_preemption_notice_leaves_the_cause_to_whoever_sent_the_sigterm(tmp
         "I1201 05:00:01.123456 1234 preemption_notifier.cc:100] Received preemption notice with death_time "
         "2026-12-01T05:00:30Z\n"
     )
-    assert _kind(tmp_path, notice) is NONE
+    assert kind_of(tmp_path, notice) is NONE
     cancelled = "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT 2026-12-01T05:00:01 ***\n"
     assert diagnose_text(tmp_path, cancelled + notice).signature == "slurm_cancelled"
 
@@ -315,7 +311,7 @@ def test_an_object_store_that_refuses_the_jobs_credentials_or_path_stops_the_job
     ],
 )
 def test_a_request_the_client_retries_by_itself_is_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ------------------------------------------------------------------------------- Linux 6.1: btrfs and the SMB client
@@ -358,7 +354,7 @@ def test_btrfs_aborts_and_an_smb_server_that_stops_answering_are_read_by_their_c
     ],
 )
 def test_a_single_btrfs_device_error_checksum_repairs_and_smb_reconnects_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, KERNEL + line + "\n") is NONE
+    assert kind_of(tmp_path, KERNEL + line + "\n") is NONE
 
 
 NINTH_PASS_SIGNATURES = [

@@ -12,7 +12,7 @@ import pytest
 
 from lazarus.detection.catalogue import default_catalogue
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
 STOP, SAME = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES
@@ -21,10 +21,6 @@ APP, INFRA, UNKNOWN = Category.APPLICATION, Category.INFRASTRUCTURE, Category.UN
 NCCL_PREFIX = "[rank3]:[E1201 05:00:00.123456 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
 ELASTIC = "E1201 05:00:00.123000 4242 torch/distributed/elastic/"
 DS_LAUNCH = "[2026-12-01 05:00:00,000] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py']"
-
-
-def _kind(tmp_path, line: str) -> FailureKind:
-    return diagnose_text(tmp_path, line + "\n").failure_kind
 
 
 # ------------------------------------------------------------------------------- ProcessGroupNCCL (libtorch_cuda)
@@ -59,7 +55,7 @@ def test_the_heartbeat_monitors_report_of_a_stuck_watchdog_is_a_hang(tmp_path):
     ],
 )
 def test_the_watchdogs_normal_exit_and_its_debug_notes_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------ c10d store (libtorch_cpu)
@@ -82,7 +78,7 @@ def test_a_store_connection_the_server_closed_is_a_lost_store_not_the_programs_e
     ],
 )
 def test_the_stores_retries_and_connection_notes_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------- torchelastic and launchers
@@ -138,7 +134,7 @@ def test_deepspeeds_negative_return_code_is_read_by_its_signal(tmp_path, code, s
     ],
 )
 def test_a_launchers_normal_exit_and_a_graceful_rendezvous_exit_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 @pytest.mark.parametrize(
@@ -238,7 +234,7 @@ def test_a_cuda_error_inside_a_compile_is_read_by_its_own_signature(tmp_path):
     ],
 )
 def test_dynamos_recompile_limit_warning_stays_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------------------------- Ray
@@ -294,7 +290,7 @@ def test_a_ray_task_error_alone_is_the_tasks_exception_and_yields_to_the_cause_i
 
 
 def test_rays_object_spilling_note_stays_no_failure(tmp_path):
-    assert _kind(tmp_path, "(raylet) Spilled 2048 MiB, 4 objects, write throughput 512 MiB/s.") is NONE
+    assert kind_of(tmp_path, "(raylet) Spilled 2048 MiB, 4 objects, write throughput 512 MiB/s.") is NONE
 
 
 def test_an_actor_that_died_of_its_own_creation_error_is_the_programs_exception_not_a_dead_worker(tmp_path):
@@ -323,7 +319,7 @@ def test_horovods_stall_inspector_shutting_the_job_down_is_a_hang(tmp_path):
 
 
 def test_horovods_elastic_host_update_stays_no_failure(tmp_path):
-    assert _kind(tmp_path, "horovod.common.exceptions.HostsUpdatedInterrupt\n") is NONE
+    assert kind_of(tmp_path, "horovod.common.exceptions.HostsUpdatedInterrupt\n") is NONE
 
 
 # -------------------------------------------------------------------------------------------------- Lightning
@@ -331,7 +327,7 @@ def test_horovods_elastic_host_update_stays_no_failure(tmp_path):
 
 @pytest.mark.parametrize("line", ["handling SIGUSR1", "requeing job 4242...", "Requeued SLURM job: 4242"])
 def test_lightnings_own_slurm_requeue_stays_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------------------ the prefilter
@@ -366,4 +362,4 @@ def test_accelerates_old_kernel_warning_stays_no_failure(tmp_path):
         "Detected kernel version 4.18.0, which is below the recommended minimum of 5.5.0; this can cause the "
         "process to hang. It is recommended to upgrade the kernel to the minimum version or higher."
     )
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE

@@ -11,17 +11,13 @@ from __future__ import annotations
 import pytest
 
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, NONE = FailureKind.CRASH, FailureKind.NONE
 STOP, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_EXCLUDING_NODES
 APP, HW, SYS = Category.APPLICATION, Category.HARDWARE, Category.SYSTEM_SOFTWARE
 
 SEL = "  1a | 12/01/2026 | 05:00:01 | {sensor} | {event} | {state}"
-
-
-def _kind(tmp_path, log: str) -> FailureKind:
-    return diagnose_text(tmp_path, log).failure_kind
 
 
 # --------------------------------------------------------------------------------------------- ipmitool 1.8.19
@@ -58,7 +54,7 @@ def test_a_hardware_fault_the_bmc_asserts_in_its_event_log_excludes_the_node(tmp
     ],
 )
 def test_corrected_threshold_and_deasserted_bmc_events_are_no_failure(tmp_path, sensor, event, state):
-    assert _kind(tmp_path, SEL.format(sensor=sensor, event=event, state=state) + "\n") is NONE
+    assert kind_of(tmp_path, SEL.format(sensor=sensor, event=event, state=state) + "\n") is NONE
 
 
 # -------------------------------------------------------------------------------------------- rasdaemon 0.6.8
@@ -96,7 +92,7 @@ def test_an_uncorrected_error_rasdaemon_records_excludes_the_node(tmp_path, line
     ],
 )
 def test_corrected_and_recovered_errors_rasdaemon_records_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ---------------------------------------------------------------------------------------- smartmontools 7.3
@@ -126,7 +122,7 @@ def test_a_drive_that_fails_its_smart_health_check_excludes_the_node(tmp_path, l
     ],
 )
 def test_smart_warnings_and_a_passed_verdict_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # --------------------------------------------------------------------------------- the Linux 6.1 thermal code
@@ -159,14 +155,14 @@ def test_a_throttled_cpu_does_not_outrank_a_crash_in_the_same_file(tmp_path):
         "kernel: CPU3: Core temperature above threshold, cpu clock throttled (total events = 12)\n"
         "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
-    assert _kind(tmp_path, log) is CRASH
+    assert kind_of(tmp_path, log) is CRASH
 
 
 @pytest.mark.parametrize(
     "line", ["kernel: CPU12: Package temperature/speed normal", "kernel: CPU3: Core temperature/speed normal"]
 )
 def test_the_cpu_back_at_normal_speed_is_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # --------------------------------------------------------------------------- runc 1.1.5 and containerd 1.6.20
@@ -200,4 +196,4 @@ def test_a_failing_gpu_hook_inside_the_runtime_error_keeps_its_own_reading(tmp_p
     ],
 )
 def test_the_runtimes_routine_messages_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE

@@ -13,7 +13,7 @@ import pytest
 
 from lazarus.detection.catalogue import default_catalogue
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
 STOP, SAME = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES
@@ -21,10 +21,6 @@ APP, INFRA, SYS, UNKNOWN = Category.APPLICATION, Category.INFRASTRUCTURE, Catego
 
 HEAP = ("heap_corruption", CRASH, SYS, SAME)
 SCRIPT = "/var/spool/slurmd/job04242/slurm_script: line 12: 40112 "
-
-
-def _kind(tmp_path, line: str) -> FailureKind:
-    return diagnose_text(tmp_path, line + "\n").failure_kind
 
 
 # ------------------------------------------------------------------------------------ glibc 2.36: malloc, SSP
@@ -96,7 +92,7 @@ def test_an_assertion_wins_over_the_abort_it_causes(tmp_path):
     ],
 )
 def test_lines_that_only_mention_malloc_or_an_assertion_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # -------------------------------------------------------------------------------------- the dynamic loader
@@ -127,7 +123,7 @@ def test_an_ld_preload_object_the_loader_ignores_is_no_failure(tmp_path):
         "ERROR: ld.so: object '/usr/lib/libjemalloc.so' from LD_PRELOAD cannot be preloaded "
         "(cannot open shared object file): ignored."
     )
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------------- CPython 3.11
@@ -190,7 +186,7 @@ def test_cpythons_own_fatal_errors_are_read_by_what_broke(tmp_path, line, expect
     ],
 )
 def test_cpythons_shutdown_notes_and_dump_headers_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 IGNORED = (
@@ -266,7 +262,7 @@ def test_the_resource_trackers_leak_warning_at_shutdown_stays_no_failure(tmp_pat
         "/usr/lib/python3.11/multiprocessing/resource_tracker.py:224: UserWarning: resource_tracker: There appear "
         "to be 6 leaked semaphore objects to clean up at shutdown"
     )
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------- the shells' job reports
@@ -337,7 +333,7 @@ def test_a_missing_helper_command_never_outranks_a_failure_the_log_reports(tmp_p
     ],
 )
 def test_a_shell_line_that_ends_nothing_stays_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 @pytest.mark.parametrize(
@@ -351,7 +347,7 @@ def test_a_shell_line_that_ends_nothing_stays_no_failure(tmp_path, line):
     ],
 )
 def test_zshs_lower_case_job_reports_are_left_to_the_lines_around_them(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # --------------------------------------------------------------------------- coreutils 9.1 timeout
@@ -366,7 +362,7 @@ def test_timeouts_exit_status_124_is_a_hang_the_script_ended(tmp_path, line):
 
 
 def test_other_exit_statuses_say_nothing_of_the_cause(tmp_path):
-    assert _kind(tmp_path, "srun: error: node07: task 0: Exited with exit code 1") is NONE
+    assert kind_of(tmp_path, "srun: error: node07: task 0: Exited with exit code 1") is NONE
 
 
 # ------------------------------------------------------------------------------ errno texts (strerror)
@@ -400,7 +396,7 @@ def test_an_errno_in_a_fatal_line_is_read_by_what_it_means(tmp_path, line, expec
     ],
 )
 def test_lines_about_limits_and_mounts_that_report_no_error_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------------------ the prefilter

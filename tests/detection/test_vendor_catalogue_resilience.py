@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, HANG, NONE, STRAGGLER = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE, FailureKind.STRAGGLER
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
@@ -19,10 +19,6 @@ APP, HARDWARE, UNKNOWN = Category.APPLICATION, Category.HARDWARE, Category.UNKNO
 NEMO_W = "[NeMo W 2026-12-01 05:00:00 straggler_det_callback:117] "
 MONITOR = "[WARNING] [RankMonitorServer:3] "
 MEGATRON = "Rank 3, node gpu-node-07, device 3, iteration #1200: "
-
-
-def _kind(tmp_path, line: str) -> FailureKind:
-    return diagnose_text(tmp_path, line + "\n").failure_kind
 
 
 # ------------------------------------------------------ straggler detection (nvidia-resiliency-ext, NeMo callback)
@@ -49,7 +45,7 @@ def test_a_straggler_report_naming_a_rank_and_node_is_a_hardware_straggler_on_th
 
 def test_the_callback_ending_the_job_on_stragglers_is_a_straggler(tmp_path):
     line = "[NeMo E 2026-12-01 05:00:00 straggler_det_callback:249] Detected stragglers. Terminating training..."
-    assert _kind(tmp_path, line) is STRAGGLER
+    assert kind_of(tmp_path, line) is STRAGGLER
 
 
 @pytest.mark.parametrize(
@@ -67,7 +63,7 @@ def test_the_callback_ending_the_job_on_stragglers_is_a_straggler(tmp_path):
     ],
 )
 def test_the_straggler_detectors_periodic_summaries_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # -------------------------------------------------------------- result validation (megatron rerun state machine)
@@ -135,7 +131,7 @@ def test_a_result_reproduced_on_a_different_gpu_is_the_applications_error(tmp_pa
     ],
 )
 def test_the_rerun_machines_own_reruns_and_warnings_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------------------------------ NaN monitors (mosaicml composer)
@@ -150,7 +146,7 @@ def test_composers_nan_monitor_is_the_training_stopping_itself_on_a_nan_loss(tmp
 
 def test_composers_oom_observer_registering_itself_stays_no_failure(tmp_path):
     # mosaicml 0.32.1 composer/callbacks/oom_observer.py, at startup
-    assert _kind(tmp_path, "INFO:composer.callbacks.oom_observer:OOMObserver is enabled and registered") is NONE
+    assert kind_of(tmp_path, "INFO:composer.callbacks.oom_observer:OOMObserver is enabled and registered") is NONE
 
 
 # ----------------------------------------------- fault tolerance (nvidia-resiliency-ext rank monitor, rendezvous)
@@ -207,7 +203,7 @@ def test_the_in_process_restarts_giving_up_on_a_rank_is_a_crash(tmp_path):
     ],
 )
 def test_the_fault_tolerance_packages_health_checks_and_timeout_updates_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE
 
 
 # ------------------------------------------------------ NeMo's preemption callback and timers, Lightning's Timer
@@ -231,4 +227,4 @@ def test_nemos_preemption_callback_exiting_on_sigterm_is_the_external_signal_who
     ],
 )
 def test_the_trainers_own_time_limit_and_step_timers_stay_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line) is NONE
+    assert kind_of(tmp_path, line) is NONE

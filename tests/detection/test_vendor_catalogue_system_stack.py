@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text
+from tests.detection.logs import answer, diagnose_text, kind_of
 
 CRASH, HANG, NONE = FailureKind.CRASH, FailureKind.HANG, FailureKind.NONE
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
@@ -21,10 +21,6 @@ APP, HW, INFRA, SYS, UNKNOWN = (
     Category.SYSTEM_SOFTWARE,
     Category.UNKNOWN,
 )
-
-
-def _kind(tmp_path, log: str) -> FailureKind:
-    return diagnose_text(tmp_path, log).failure_kind
 
 
 # ------------------------------------------------------------------------------------------------ Slurm 22.05.8
@@ -93,7 +89,7 @@ def test_slurms_uncorrectable_memory_banner_names_the_node(tmp_path):
     ],
 )
 def test_slurms_memory_limit_note_requeue_and_what_it_retries_by_itself_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ------------------------------------------------------------------------------------- libibverbs 44.0 (rdma-core)
@@ -145,7 +141,7 @@ def test_an_ibverbs_work_completion_or_async_error_event_is_a_fabric_failure(tmp
     ],
 )
 def test_informational_ibverbs_events_and_driver_warnings_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ------------------------------------------------------------------------------------------------- UCX 1.13.1
@@ -187,7 +183,7 @@ def test_ucxs_receive_not_ready_completion_with_its_hyphens_is_a_completion_erro
     ],
 )
 def test_ucx_warnings_and_probing_errors_it_carries_on_from_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 def test_a_ucx_caught_signal_is_read_by_its_signal(tmp_path):
@@ -220,7 +216,7 @@ def test_a_libfabric_provider_tx_error_is_a_crash_of_unknown_cause_retried_in_pl
     ],
 )
 def test_libfabric_info_lines_and_teardown_warnings_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # --------------------------------------------------------------------------------------------- Open MPI 4.1.4
@@ -326,7 +322,7 @@ def test_an_application_error_printed_before_mpi_abort_decides_the_answer(tmp_pa
     ],
 )
 def test_open_mpi_warnings_and_system_error_classes_alone_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, line + "\n") is NONE
+    assert kind_of(tmp_path, line + "\n") is NONE
 
 
 # ----------------------------------------------------------------------------------------------- Linux 6.1
@@ -413,7 +409,7 @@ def test_the_kernels_fatal_printk_formats_are_read_by_their_cause(tmp_path, line
 
 def test_two_block_layer_errors_in_the_61_format_are_a_failing_disk(tmp_path):
     line = "Dec  1 02:00:01 gpu7 kernel: I/O error, dev nvme0n1, sector {} op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0\n"
-    assert _kind(tmp_path, line.format(12345)) is NONE  # one error is retried by the layer above
+    assert kind_of(tmp_path, line.format(12345)) is NONE  # one error is retried by the layer above
     assert answer(tmp_path, line.format(12345) + line.format(12353)) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
 
 
@@ -421,7 +417,7 @@ def test_two_nvme_media_errors_are_a_failing_disk_and_a_command_error_is_not(tmp
     media = "Dec  1 02:00:01 gpu7 kernel: nvme0n1: Read(0x2) @ LBA {}, 8 blocks, Unrecovered Read Error (sct 0x2 / sc 0x81) DNR\n"
     assert answer(tmp_path, media.format(1234) + media.format(1242)) == ("storage_block_io_error", CRASH, HW, EXCLUDE)
     command = "Dec  1 02:00:01 gpu7 kernel: nvme0n1: Write(0x1) @ LBA {}, 8 blocks, Invalid Field in Command (sct 0x0 / sc 0x2) DNR\n"
-    assert _kind(tmp_path, command.format(1234) + command.format(1242)) is NONE
+    assert kind_of(tmp_path, command.format(1234) + command.format(1242)) is NONE
 
 
 def test_two_scsi_medium_errors_are_a_failing_disk(tmp_path):
@@ -448,4 +444,4 @@ def test_two_scsi_medium_errors_are_a_failing_disk(tmp_path):
     ],
 )
 def test_corrected_errors_retried_timeouts_stall_reports_and_recovered_pages_are_no_failure(tmp_path, line):
-    assert _kind(tmp_path, f"Dec  1 02:00:01 gpu7 kernel: {line}\n") is NONE
+    assert kind_of(tmp_path, f"Dec  1 02:00:01 gpu7 kernel: {line}\n") is NONE
