@@ -35,6 +35,7 @@ import argparse
 import json
 import sys
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +76,7 @@ def service_answer(outcome: Outcome) -> dict[str, Any]:
 
 def as_service(outcomes: list[Outcome]) -> list[Outcome]:
     """The outcomes with the service's answers in place of the reader's."""
-    return [
-        Outcome(example=o.example, got=service_answer(o), nodes=o.nodes, confidence=o.confidence, signature=o.signature)
-        for o in outcomes
-    ]
+    return [replace(o, got=service_answer(o)) for o in outcomes]
 
 
 def where_missed(outcomes: list[Outcome]) -> dict[str, int]:
@@ -146,13 +144,12 @@ def ceiling(outcomes: list[Outcome]) -> dict[str, Any]:
 
 def apply_table(outcomes: list[Outcome], table: dict[str, dict[str, str]]) -> list[Outcome]:
     """The outcomes answered by a per-signature table (signatures the table lacks keep the engine's answer)."""
-    out = []
-    for o in outcomes:
-        got = dict(o.got)
-        if o.signature in table:
-            got = {f: (None if table[o.signature][f] == "None" else table[o.signature][f]) for f in FIELDS}
-        out.append(Outcome(example=o.example, got=got, nodes=o.nodes, confidence=o.confidence, signature=o.signature))
-    return out
+    return [
+        replace(o, got={f: None if (v := table[o.signature][f]) == "None" else v for f in FIELDS})
+        if o.signature in table
+        else o
+        for o in outcomes
+    ]
 
 
 def effective_advice(outcome: Outcome) -> str | None:
@@ -169,9 +166,9 @@ def costs(outcomes: list[Outcome]) -> dict[str, Any]:
     when that was the right advice)."""
     counted: Counter[tuple[str, str]] = Counter()
     for o in outcomes:
-        want, got = o.example.expect["retry_advice"], o.got["retry_advice"]
-        if want != got and got is not None and want != effective_advice(o):
-            counted[COSTS[(want, effective_advice(o))]] += 1
+        want, got, carried_out = o.example.expect["retry_advice"], o.got["retry_advice"], effective_advice(o)
+        if want != got and got is not None and want != carried_out:
+            counted[COSTS[(want, carried_out)]] += 1
     return {
         "harm": sum(n for (kind, _), n in counted.items() if kind == "harm"),
         "left_to_a_person": sum(n for (kind, _), n in counted.items() if kind == "left"),
@@ -186,14 +183,15 @@ def costs(outcomes: list[Outcome]) -> dict[str, Any]:
 def report(outcomes: list[Outcome], pool_table: dict[str, dict[str, str]] | None) -> dict[str, Any]:
     """Every measure of this script over one set's reader outcomes."""
     service = as_service(outcomes)
+    service_score = score(service)
     result: dict[str, Any] = {
         "examples": len(outcomes),
         "reader": score(outcomes)["accuracy"],
         "where_missed": where_missed(outcomes),
         "ceiling": ceiling(outcomes),
         "reader_costs": costs(outcomes),
-        "service": score(service)["accuracy"],
-        "service_benign_recoveries": score(service)["benign_recoveries"],
+        "service": service_score["accuracy"],
+        "service_benign_recoveries": service_score["benign_recoveries"],
         "service_costs": costs(service),
     }
     if pool_table is not None:
@@ -237,12 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["dev", "test", "all", "heldout", "scored"], default="all")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    pool = run(real_examples("dev") + real_examples("test"))
     if args.split == "all":
-        outcomes, table = pool, None
-    else:
+        outcomes, table = run(real_examples("dev") + real_examples("test")), None
+    elif args.split in ("dev", "test"):
+        outcomes, table = run(real_examples(args.split)), None
+    else:  # a frozen set: the pool's per-signature table is applied to it too
         outcomes = run(real_examples(args.split))
-        table = majority_table(pool) if args.split in ("heldout", "scored") else None
+        table = majority_table(run(real_examples("dev") + real_examples("test")))
     result = report(outcomes, table)
     print(json.dumps(result, indent=2) if args.json else render(args.split, result))
     return 0
