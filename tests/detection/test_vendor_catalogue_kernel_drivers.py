@@ -18,7 +18,7 @@ import pytest
 
 from lazarus.detection.catalogue import default_catalogue
 from lazarus.models.diagnosis import Category, FailureKind, RetryAdvice
-from tests.detection.logs import answer, diagnose_text, kind_of
+from tests.detection.logs import answer, answer_of, diagnose_text, kind_of
 
 CRASH, NONE = FailureKind.CRASH, FailureKind.NONE
 STOP, SAME, EXCLUDE = RetryAdvice.STOP, RetryAdvice.RETRY_SAME_NODES, RetryAdvice.RETRY_EXCLUDING_NODES
@@ -66,12 +66,7 @@ MLX5 = "mlx5_core 0000:3b:00.0: "
 )
 def test_an_rdma_adapter_whose_firmware_stops_answering_is_the_nodes_hardware(tmp_path, line):
     result = diagnose_text(tmp_path, kernel_lines(line))
-    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
-        "ib_nic_catastrophic",
-        CRASH,
-        HW,
-        EXCLUDE,
-    )
+    assert answer_of(result) == ("ib_nic_catastrophic", CRASH, HW, EXCLUDE)
     assert result.implicated_nodes == ["gpu7"]
 
 
@@ -122,12 +117,7 @@ def test_rdma_adapter_recoveries_and_answered_commands_are_no_failure(tmp_path, 
 
 def test_a_bond_with_no_link_left_cuts_the_node_off(tmp_path):
     result = diagnose_text(tmp_path, kernel_lines("bond0: now running without any active interface!"))
-    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
-        "bond_no_active_interface",
-        CRASH,
-        INFRA,
-        EXCLUDE,
-    )
+    assert answer_of(result) == ("bond_no_active_interface", CRASH, INFRA, EXCLUDE)
     assert result.implicated_nodes == ["gpu7"]
 
 
@@ -247,12 +237,7 @@ def test_a_thin_pool_that_errors_writes_when_full_is_no_space(tmp_path):
 )
 def test_nfsv4_state_the_server_forgot_is_the_file_servers_trouble_not_the_nodes(tmp_path, line):
     result = diagnose_text(tmp_path, kernel_lines(line))
-    assert (result.signature, result.failure_kind, result.category, result.retry_advice) == (
-        "nfs4_state_lost",
-        CRASH,
-        INFRA,
-        SAME,
-    )
+    assert answer_of(result) == ("nfs4_state_lost", CRASH, INFRA, SAME)
     assert result.implicated_nodes == []
 
 
