@@ -1,5 +1,6 @@
 """Recognition from the Linux kernel's network-adapter and storage drivers, eleventh pass of issue 9: the printk,
-dev_err, netdev_err, mlx5_core_err and ibdev_err formats of Debian bookworm's ``linux-source-6.1`` (6.1.176-1):
+dev_err, netdev_err, mlx5_core_err and ibdev_err formats of Debian bookworm's ``linux-source-6.1`` (6.1.176-1),
+compared with trixie's ``linux-source-6.12`` (6.12.117-1), whose wording differs only in bnxt_re's firmware stall:
 drivers/net/ethernet/mellanox/mlx5/core (health.c, cmd.c, events.c, main.c, en_main.c), drivers/infiniband/hw
 (efa/efa_com.c, bnxt_re/qplib_rcfw.c, irdma/main.c and hw.c; ib_core, ib_uverbs and rdma_cm print no fault of a
 running job), the Ethernet drivers' link messages (ice, i40e, ixgbe, igb, bnxt_en) and bonding/bond_main.c, the
@@ -58,6 +59,9 @@ MLX5 = "mlx5_core 0000:3b:00.0: "
         "efa 0000:00:1d.0 efa_0: Wait for completion (polling) timeout",
         # bnxt_re qplib_rcfw.c: the RoCE firmware channel timed out ("cmdq[%#x]=%#x timedout (%d)msec")
         "bnxt_en 0000:41:00.0: cmdq[0x2c]=0x11 timedout (20000)msec",
+        # and 6.12's wording of it
+        "bnxt_en 0000:41:00.0: __wait_for_resp: FW STALL Detected. cmdq[0x2c]=0x11 waited (20480 > 20000) msec "
+        "active 1 ",
         # irdma main.c: the PF reported a critical RDMA engine error and irdma resets the function
         "irdma 0000:af:00.0 irdma0: critical PE Error, GLPE_CRITERR=0x00011424",
         "irdma 0000:af:00.0 irdma0: HMC Error",
@@ -147,8 +151,8 @@ def test_a_port_that_loses_its_link_is_a_note_the_drivers_bring_it_back(tmp_path
         "bond0: (slave ens1f0): link status down for interface, disabling it in 200 ms",
         "bond0: (slave ens1f1): making interface the new active one",
         "bond0: (slave ens1f0): link status definitely up, 100000 Mbps full duplex",
-        # net/sched/sch_generic.c dev_watchdog(): the driver resets the queue by itself
-        "NETDEV WATCHDOG: ens1f0np0 (bnxt_en): transmit queue 3 timed out 5012 ms",
+        # net/sched/sch_generic.c dev_watchdog() (netdev_crit): the driver resets the queue by itself
+        "bnxt_en 0000:41:00.0 ens1f0np0: NETDEV WATCHDOG: CPU: 12: transmit queue 3 timed out 5012 ms",
         "bnxt_en 0000:41:00.0 ens1f0np0: TX timeout detected, starting reset task!",
     ],
 )
@@ -288,6 +292,7 @@ NEW_KEYWORDS = {
         "GLPE_CRITERR=",
         "HMC Error",
         "PE Push Error",
+        "FW STALL Detected",
     ],
     "ib_qp_fatal": ["SQ in error but not flushed", "Flush QP["],
     "bond_no_active_interface": [": now running without any active interface!"],
