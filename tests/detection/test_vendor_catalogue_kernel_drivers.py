@@ -110,6 +110,8 @@ def test_the_mlx5_failures_caught_before_this_pass_still_are(tmp_path):
         "mlx5_core 0000:3b:00.0 eth0: Link up",
         # irdma's resource check is a warning it continues after
         "irdma 0000:af:00.0 irdma0: Q1 Resource Check",
+        # an admin command the EFA device answered with an error status goes back to the caller as an errno
+        "efa 0000:00:1d.0 efa_0: Failed to process command CREATE_QP (opcode 1) comp_status 7 err -12",
     ],
 )
 def test_rdma_adapter_recoveries_and_answered_commands_are_no_failure(tmp_path, line):
@@ -211,6 +213,7 @@ def test_local_file_system_corruption_and_a_failed_raid_array_are_the_nodes_disk
         "md/raid1:md0: Operation continuing on 1 devices.",
         "md/raid:md0: Disk failure on sdc, disabling device.",
         "md/raid:md0: Operation continuing on 3 devices.",
+        "md/raid:md0: Too many read errors, failing device sdc.",
         # dm-mpath: one path of several failed; dm-thin waits for the pool to grow
         "device-mapper: multipath: 253:2: Failing path 8:32.",
         "device-mapper: thin: 253:3: switching pool to out-of-data-space (queue IO) mode",
@@ -254,7 +257,6 @@ def test_an_smb_mount_that_fails_is_a_failed_mount(tmp_path):
     "line",
     [
         "nfs: server storage01 OK",
-        "NFS: Server storage01 reports our clientid is in use",
         # lustre/ptlrpc/import.c: a replayable import waits for recovery, and the connection comes back
         "Lustre: scratch-OST0004-osc-ffff9a: Connection to scratch-OST0004 (at 10.0.0.4@o2ib) was lost; in progress "
         "operations using this service will wait for recovery to complete",
