@@ -164,6 +164,9 @@ def test_a_service_host_name_that_dns_does_not_know_is_a_wrong_address_and_stops
         "aiohttp.client_exceptions.ClientConnectorCertificateError: Cannot connect to host api.example:443 ssl:True "
         "[SSLCertVerificationError: (1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get "
         "local issuer certificate (_ssl.c:1006)')]",
+        # neptune 1.14.0 common/exceptions.py
+        "neptune.common.exceptions.NeptuneSSLVerificationError: \n\n----NeptuneSSLVerificationError-----\n\nThe "
+        "Neptune client was unable to verify your SSL Certificate.",
     ],
 )
 def test_a_service_certificate_the_node_does_not_trust_stops_the_job(tmp_path, line):
@@ -175,6 +178,50 @@ def test_a_python_module_path_with_a_digit_is_not_stripped_as_a_launcher_host_pr
     line = "urllib3.exceptions.ProtocolError: ('Connection aborted.', RemoteDisconnected('closed'))"
     assert normalize(line) == line
     assert normalize("gpu-node01.cluster.local: NCCL WARN x") == "NCCL WARN x"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # requests 2.34.2 models.py raise_for_status (huggingface_hub's HfHubHTTPError keeps the text), httpx 0.28.1
+        # _models.py, aiohttp 3.14.5 ClientResponseError.__str__
+        (
+            "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://hub.example/api/m",
+            UNAVAILABLE,
+        ),
+        (
+            "huggingface_hub.errors.HfHubHTTPError: 504 Server Error: Gateway Time-out for url: https://hub.example/a",
+            UNAVAILABLE,
+        ),
+        (
+            "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://hub.example/api/m",
+            UNAVAILABLE,
+        ),
+        (
+            "httpx.HTTPStatusError: Server error '503 Service Unavailable' for url 'https://api.example/v1/x'",
+            UNAVAILABLE,
+        ),
+        (
+            "aiohttp.client_exceptions.ClientResponseError: 502, message='Bad Gateway', url='https://api.example/v1/x'",
+            UNAVAILABLE,
+        ),
+        ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://hub.example/api/m", REFUSED),
+        ("httpx.HTTPStatusError: Client error '403 Forbidden' for url 'https://api.example/v1/x'", REFUSED),
+        (
+            "aiohttp.client_exceptions.ClientResponseError: 401, message='Unauthorized', url='https://api.example/v1/x'",
+            REFUSED,
+        ),
+        # a 404 names a wrong path: the generic exception's reading (application, stop) stays
+        (
+            "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://hub.example/api/m",
+            ("python_exception", CRASH, APP, STOP),
+        ),
+    ],
+)
+def test_an_http_status_error_is_an_outage_for_429_and_5xx_and_refused_credentials_for_401_and_403(
+    tmp_path, line, expected
+):
+    assert answer(tmp_path, line + "\n") == expected
 
 
 # --------------------------------------------------------------------------------- experiment trackers
@@ -197,6 +244,9 @@ def test_a_python_module_path_with_a_digit_is_not_stripped_as_a_launcher_host_pr
         "with timeout exception HTTPConnectionPool(host='mlflow', port=5000): Read timed out. (read timeout=120). To "
         "increase the timeout, set the environment variable MLFLOW_HTTP_REQUEST_TIMEOUT to a larger value.",
         "mlflow.exceptions.RestException: TEMPORARILY_UNAVAILABLE: The service is temporarily unavailable.",
+        # neptune 1.14.0: raised in the synchronous mode ("The connection to the Neptune server was lost.")
+        "neptune.exceptions.NeptuneConnectionLostException: \n\n----NeptuneConnectionLostException-----\n\nThe "
+        "connection to the Neptune server was lost.",
     ],
 )
 def test_a_tracker_server_that_stays_unavailable_through_the_clients_retries_is_infrastructure(tmp_path, line):
@@ -214,6 +264,10 @@ def test_a_tracker_server_that_stays_unavailable_through_the_clients_retries_is_
         "code 403 != 200. Response body: 'Forbidden'",
         "mlflow.exceptions.RestException: PERMISSION_DENIED: User does not have permission to update run.",
         "comet_ml.exceptions.InvalidAPIKey: ('xxxx', 'https://www.comet.com/clientlib/')",
+        # wandb wbauth/authenticate.py; neptune 1.14.0 common/exceptions.py (its message opens with a banner line)
+        "wandb.errors.errors.UsageError: No API key configured. Use `wandb login` to log in.",
+        "neptune.common.exceptions.NeptuneInvalidApiTokenException: \n\n----NeptuneInvalidApiTokenException-----\n\n"
+        "The provided API token is invalid.",
     ],
 )
 def test_a_tracker_that_refuses_the_api_key_or_the_permission_stops_the_job(tmp_path, line):
@@ -239,7 +293,13 @@ def test_a_tracker_that_refuses_the_api_key_or_the_permission_stops_the_job(tmp_
         # mlflow's registries log a failed lookup as a warning and carry on (tracking/context/registry.py)
         "2026/12/01 05:00:01 WARNING mlflow.tracking.context.registry: Encountered unexpected error during resolving "
         "tags: API request to endpoint /api/2.0/mlflow/runs/log-batch failed with error code 503 != 200.",
-        # comet_ml 3.58.8 _online.py logs INTERNET_CONNECTION_ERROR and the job goes on without the tracker
+        # neptune 1.14.0 internal/threading/daemon.py (LOG_FORMAT "[%(name)s] [%(levelname)s] %(message)s"): the
+        # asynchronous mode keeps tracking locally and reconnects by itself
+        "[neptune] [warning] Experiencing connection interruptions. Will try to reestablish communication with "
+        "Neptune. Internal exception was: ConnectionError",
+        "[neptune] [info] Communication with Neptune restored!",
+        # comet_ml 3.58.8 _online.py logs INTERNET_CONNECTION_ERROR and the job goes on without the tracker (the
+        # console formatter hides its traceback unless COMET_LOGGING_CONSOLE is set)
         "COMET ERROR: Failed to establish a connection to Comet server. Please check your internet connection. Your "
         "experiment will not be logged",
     ],
