@@ -282,6 +282,14 @@ def test_a_tracker_that_refuses_the_api_key_or_the_permission_stops_the_job(tmp_
         "wandb: Network error (ReadTimeout), entering retry loop.",
         "wandb: Network error resolved after 0:00:21.123456, resuming normal operation.",
         "wandb: Tracking run with wandb version 0.31.0",
+        # wandb 0.31.0 sdk/lib/progress.py prints an operation's error status as "ERROR <status>" under it; wandb-core's
+        # statuses while it retries by itself ("retrying HTTP %d: %s", "retrying: %s", "Timed out while retrying: %s")
+        "wandb: ⢿ uploading history steps 120-130, summary, console lines 88-90 (3.2s)",
+        "wandb:   ERROR retrying HTTP 503: Service Unavailable",
+        "wandb:   ERROR retrying HTTP 429: Too Many Requests",
+        'wandb:   ERROR retrying: Post "https://api.wandb.ai/files/u/p/r/file_stream": dial tcp: lookup api.wandb.ai: '
+        "Temporary failure in name resolution",
+        'wandb:   ERROR Timed out while retrying: Post "https://api.wandb.ai/graphql": context deadline exceeded',
         "wandb: W&B API key is configured. Use `wandb login --relogin` to force relogin",
         # urllib3 2.8.0's retry notice, quoting a DNS or TLS failure it retries
         "WARNING:urllib3.connectionpool:Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
