@@ -45,7 +45,8 @@ _PREFIX = re.compile(
     | \[\s*\+?\d+\.\d+\]\s?                               # dmesg seconds since boot, dmesg -d deltas
     | \[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s\w{3}\s+\d{1,2}\s\d\d:\d\d:\d\d\s\d{4}\]\s?  # dmesg -T
     | (?:\d{1,3}\.){3}\d{1,3}:\s                          # pdsh / DeepSpeed launcher: host IP
-    | [a-z][\w-]*\d[\w.-]*:\s(?=\S)                       # pdsh / DeepSpeed launcher: host name with a digit
+    | [a-z][\w-]*\d(?:[\w-]|\.(?![A-Z]))*:\s(?=\S)          # pdsh / DeepSpeed launcher: host name with a digit
+                                                          # (not a module path: urllib3.exceptions.X, etcd3.Y)
     | \([\w.]+\s+pid=\d+(?:,\s*ip=[\d.]+)?\)\s             # Ray actor or task
     | \[[A-Za-z_]+\d+(?:\|\d+)?\]:\s?                      # TorchX role replica
     | \[rank:\s?\d+\]:?\s?                                # Lightning rank prefix
