@@ -168,6 +168,7 @@ def test_a_step_asked_for_in_an_allocation_that_already_ended_is_a_victim_not_a_
         "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
         "srun: Force Terminated StepId=4242.0",
         "srun: Step created for StepId=4242.0",
+        "srun: error: Stdout/err from task 3 may be incomplete due to a network error",
         "srun: error: node07: task 0: Exited with exit code 1",
         "error: [job 4242] epilog failed status=1:0",
         "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT 2026-12-01T05:00:01 DUE TO JOB REQUEUE ***",
@@ -283,6 +284,36 @@ def test_prrtes_wrapped_proc_aborted_text_is_read_by_its_signal(tmp_path, signal
     assert answer(tmp_path, text)[0] == expected
 
 
+def test_open_mpi_5s_mpi_abort_text_with_the_errorcode_on_its_own_line_is_the_applications_stop(tmp_path):
+    text = (
+        "--------------------------------------------------------------------------\n"
+        "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\n"
+        "  Proc: [[12345,1],3]\n"
+        "  Errorcode: 1\n"
+        "\n"
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n"
+    )
+    assert answer(tmp_path, text)[0] == "mpi_abort_called"
+
+
+ERRORS = (
+    "[node07:12345] *** An error occurred in MPI_Allreduce\n"
+    "[node07:12345] *** reported by process [123456789,3]\n"
+    "[node07:12345] *** on communicator MPI_COMM_WORLD\n"
+    "[node07:12345] *** {klass}\n"
+    "[node07:12345] *** {handler} (processes in this communicator will now abort,\n"
+    "[node07:12345] ***    and potentially the rest of your MPI job)\n"
+)
+
+
+@pytest.mark.parametrize("handler", ["MPI_ERRORS_ARE_FATAL", "MPI_ERRORS_ABORT"])
+def test_open_mpi_5s_fatal_handlers_read_the_error_class_before_them(tmp_path, handler):
+    other = ERRORS.format(klass="MPI_ERR_OTHER: known error not in list", handler=handler)
+    assert answer(tmp_path, other) == ("mpi_errors_are_fatal", CRASH, UNKNOWN, SAME)
+    truncated = ERRORS.format(klass="MPI_ERR_TRUNCATE: message truncated", handler=handler)
+    assert answer(tmp_path, truncated) == ("mpi_error_class", CRASH, APP, STOP)
+
+
 def test_prrtes_failed_daemon_text_an_prte_daemon_is_a_lost_daemon(tmp_path):
     text = (
         "An PRTE daemon has unexpectedly failed after launch and before\n"
@@ -376,7 +407,7 @@ def test_container_launcher_progress_and_warnings_stay_no_failure(tmp_path, line
 
 # ------------------------------------------------------------------------------------------------ keywords
 
-LAUNCHER_SIGNATURES = ["slurm_state_node_fail", "container_start_failed"]
+LAUNCHER_SIGNATURES = ["slurm_state_node_fail", "container_start_failed", "slurm_output_may_be_incomplete"]
 
 
 @pytest.mark.parametrize("signature_id", LAUNCHER_SIGNATURES)
