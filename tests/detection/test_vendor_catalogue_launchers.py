@@ -48,6 +48,7 @@ SUBMITIT_LOG = "submitit {level} (2026-12-01 05:00:01,123) - {message}"
         SUBMITIT_LOG.format(level="WARNING", message="Caught signal SIGUSR2 on node07: this job is timed-out."),
         "submitit.core.utils.UncompletedJobError: Job not requeued because: timed-out and not checkpointable.",
         "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT 2026-12-01T05:00:01 DUE TO TIME LIMIT ***",
+        STAMP + "Time limit exhausted for JobId=4242",
     ],
 )
 def test_the_time_limit_in_every_form_slurm_and_submitit_print_it_is_retried_on_the_same_nodes(tmp_path, line):
@@ -129,6 +130,8 @@ def test_the_24_11_cgroup_oom_event_wording_is_still_read(tmp_path):
         SUBMITIT.format(state="PREEMPTED"),
         SUBMITIT_LOG.format(level="WARNING", message="Caught signal SIGUSR2 on node07: this job is preempted."),
         "Warning  Preempting  pod/train-0  Preempted in order to admit critical pod",
+        STAMP + "preempted JobId=4242 has been requeued to reclaim resources for JobId=4250",
+        STAMP + "_job_preempt: preempted JobId=4242 had to be killed",
     ],
 )
 def test_a_preemption_in_slurm_submitit_or_kubelet_words_is_infrastructure_retried(tmp_path, line):
@@ -176,6 +179,10 @@ def test_a_step_asked_for_in_an_allocation_that_already_ended_is_a_victim_not_a_
         SUBMITIT_LOG.format(level="INFO", message="Exiting gracefully after preemption/timeout."),
         "TIMEOUT=600 NCCL_TIMEOUT=1800 python train.py",
         "4242         train        gpu    acct1         16    RUNNING      0:0",
+        STAMP + "preempted JobId=4242 suspended by gang scheduler to reclaim resources for JobId=4250",
+        STAMP + "setting 120 sec preemption grace time for JobId=4242 to reclaim resources for JobId=4250",
+        STAMP + "sched: Allocate JobId=4242 NodeList=node[01-04] #CPUs=64 Partition=gpu",
+        STAMP + "_job_complete: JobId=4242 done",
     ],
 )
 def test_slurm_and_submitit_notices_states_and_exit_statuses_stay_no_failure(tmp_path, line):
@@ -334,28 +341,30 @@ def test_prrtes_normal_termination_but_nonzero_status_stays_no_failure(tmp_path)
 
 
 @pytest.mark.parametrize(
-    "message",
+    ("message", "expected"),
     [
-        'Container train exceeded its local ephemeral storage limit "10Gi". ',
-        "Pod ephemeral local storage usage exceeds the total limit of containers 10Gi. ",
-        'Usage of EmptyDir volume "dshm" exceeds the limit "8Gi". ',
+        # the pod over its own local-storage limits: its quota, every retry writes as much
+        (
+            'Container train exceeded its local ephemeral storage limit "10Gi". ',
+            ("storage_no_space", CRASH, INFRA, STOP),
+        ),
+        (
+            "Pod ephemeral local storage usage exceeds the total limit of containers 10Gi. ",
+            ("storage_no_space", CRASH, INFRA, STOP),
+        ),
+        ('Usage of EmptyDir volume "dshm" exceeds the limit "8Gi". ', ("storage_no_space", CRASH, INFRA, STOP)),
+        # the node's disk pressure: a retried eviction, as before
+        (
+            "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8Gi. ",
+            ("pod_evicted", CRASH, INFRA, SAME),
+        ),
+        ("The node had condition: [DiskPressure]. ", ("pod_evicted", CRASH, INFRA, SAME)),
     ],
 )
-def test_an_eviction_for_the_pods_own_storage_limit_is_its_quota_and_stops(tmp_path, message):
-    line = f"Warning  Evicted  pod/train-0  {message}"
-    assert answer(tmp_path, line + "\n") == ("storage_no_space", CRASH, INFRA, STOP)
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8Gi. ",
-        "The node had condition: [DiskPressure]. ",
-    ],
-)
-def test_an_eviction_for_the_nodes_disk_pressure_stays_a_retried_eviction(tmp_path, message):
-    line = f"Warning  Evicted  pod/train-0  {message}"
-    assert answer(tmp_path, line + "\n") == ("pod_evicted", CRASH, INFRA, SAME)
+def test_an_eviction_for_the_pods_own_storage_limit_stops_and_one_for_the_nodes_disk_pressure_retries(
+    tmp_path, message, expected
+):
+    assert answer(tmp_path, f"Warning  Evicted  pod/train-0  {message}\n") == expected
 
 
 @pytest.mark.parametrize(
