@@ -321,3 +321,15 @@ def test_this_passes_keywords_start_with_a_capital_so_the_prefilter_stops_nowher
     catalogue_keywords = default_catalogue().get(signature_id).keywords
     assert set(keywords) <= set(catalogue_keywords)
     assert all(k[0].isupper() for k in keywords), keywords
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NVRM: NVLink: Failed to train link 3 to remote PCI:0000:3b:00",
+        "NVRM: NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)",
+        "NVRM: NVLink MINION: link 5 interrupts disabled due to fatal MINION error: INTR_CODE = 0x1, SUBCODE = 0x0",
+    ],
+)
+def test_a_gpu_nvlink_that_fails_outside_an_xid_line_excludes_the_node(tmp_path, line):
+    assert answer(tmp_path, K + line + "\n") == ("nvswitch_sxid", CRASH, HW, EXCLUDE)
