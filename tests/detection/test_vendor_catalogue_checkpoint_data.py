@@ -113,6 +113,71 @@ def test_the_hub_and_datasets_retrying_by_themselves_stays_no_failure(tmp_path, 
     assert kind_of(tmp_path, text) is NONE
 
 
+def _caused(cause: str, wrapper: str) -> str:
+    """A chained traceback: the cause, Python's "direct cause" banner, then the wrapper's exception."""
+    return (
+        f"{cause}\n\nThe above exception was the direct cause of the following exception:\n\n"
+        f'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n{wrapper}\n'
+    )
+
+
+TRANSFORMERS_NO_CONNECTION = (
+    "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
+    "cached files.\nCheck your internet connection or see how to run the library in offline mode at "
+    "'https://huggingface.co/docs/transformers/installation#offline-mode'."
+)
+
+
+@pytest.mark.parametrize(
+    ("cause", "expected"),
+    [
+        (
+            "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on "
+            "the Hub and we cannot find the requested files in the local cache. Please check your connection and "
+            "try again or make sure your Internet connection is on.",
+            UNREACHABLE,
+        ),
+        (
+            "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+            "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set "
+            "'local_files_only' to False.",
+            ("python_exception", CRASH, APP, STOP),
+        ),
+    ],
+)
+def test_transformers_no_connection_wrapper_yields_to_the_hubs_reason(tmp_path, cause, expected):
+    """transformers 5.24.0 utils/hub.py re-raises either LocalEntryNotFoundError with the same words; the hub's
+    own line before it says whether the hub was unreachable or the job runs offline."""
+    assert answer(tmp_path, _caused(cause, TRANSFORMERS_NO_CONNECTION)) == expected
+
+
+def test_transformers_no_connection_alone_is_an_unreachable_hub(tmp_path):
+    assert answer(tmp_path, TRANSFORMERS_NO_CONNECTION + "\n") == UNREACHABLE
+
+
+def test_a_hub_server_error_inside_transformers_connection_error_is_the_hubs(tmp_path):
+    cause = "huggingface_hub.errors.HfHubHTTPError: Server error '502 Bad Gateway' for url 'https://huggingface.co/api/models/org/m'"
+    wrapper = "OSError: There was a specific connection error when trying to load org/m:"
+    assert answer(tmp_path, _caused(cause, wrapper)) == UNAVAILABLE
+
+
+def test_transformers_missing_file_in_a_repository_stays_the_applications(tmp_path):
+    line = (
+        "OSError: org/m does not appear to have a file named config.json. Checkout "
+        "'https://huggingface.co/org/m/tree/main' for available files."
+    )
+    assert answer(tmp_path, line + "\n") == ("python_exception", CRASH, APP, STOP)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["fsspec.exceptions.FSTimeoutError", "fsspec.exceptions.FSTimeoutError: put_file did not complete within 300s."],
+)
+def test_an_fsspec_call_timing_out_is_an_unreachable_storage_service(tmp_path, line):
+    """fsspec 2026.9.0 asyn.py sync(): the async file system's call did not complete within its timeout."""
+    assert answer(tmp_path, line + "\n") == UNREACHABLE
+
+
 # ----------------------------------------------------------------------------------------------------- datasets
 
 
@@ -367,6 +432,8 @@ ELEVENTH_PASS_KEYWORDS = {
         "ServiceResponseError: ",
         "ServiceRequestTimeoutError: ",
         "ServiceResponseTimeoutError: ",
+        "We couldn't connect to '",
+        "FSTimeoutError",
     ],
     "checkpoint_corrupt": ["Error while deserializing header"],
     "checkpoint_missing": [
