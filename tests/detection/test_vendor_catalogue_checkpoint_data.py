@@ -5,7 +5,8 @@ utils/file_utils.py), safetensors 0.8.0 (strings of _safetensors_rust.abi3.so), 
 (torch/distributed/checkpoint: api.py, default_planner.py, state_dict_loader.py), torchft 0.2.0 (manager.py),
 azure-core 1.41.0 and azure-storage-blob 12.31.1 (under adlfs 2026.8.0), nemo_toolkit 3.0.0 (utils/exp_manager.py),
 mosaicml-streaming 0.13.0 (base/dataset.py), webdataset 1.0.2 (handlers.py, gopen.py), torchtitan 0.3.0
-(components/checkpointer/dcp.py) and colossalai 0.5.0 (checkpoint_io) print. Each line is built from a format
+(components/checkpointer/dcp.py), torchdata 0.11.0 (stateful_dataloader.py), transformers 5.24.0 (utils/hub.py),
+fsspec 2026.9.0 (asyn.py) and colossalai 0.5.0 (checkpoint_io) print. Each line is built from a format
 string of the artefact, not copied from a corpus excerpt. Every family also pins lines that must stay "no failure":
 the software prints them when it retries by itself, heals, or only warns."""
 
@@ -379,6 +380,21 @@ def test_nemo_training_from_scratch_without_a_checkpoint_stays_no_failure(tmp_pa
 )
 def test_checkpoint_and_shard_errors_the_generic_rules_already_answer_right(tmp_path, line, expected):
     assert answer(tmp_path, line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("RuntimeError: DataLoader timed out after 30 seconds", ("dataloader_timeout", FailureKind.HANG)),
+        (
+            "RuntimeError: DataLoader worker (pid(s) 4242, 4243) exited unexpectedly",
+            ("dataloader_worker_killed", CRASH),
+        ),
+    ],
+)
+def test_torchdatas_stateful_dataloader_repeats_torchs_texts_and_reads_the_same(tmp_path, line, expected):
+    """torchdata 0.11.0 stateful_dataloader.py raises the texts of torch's DataLoader (the ninth pass read them)."""
+    assert answer(tmp_path, line + "\n")[:2] == expected
 
 
 def test_webdataset_warning_and_continuing_past_a_shard_stays_no_failure(tmp_path):
