@@ -73,6 +73,40 @@ def test_ptxas_crashing_under_triton_is_a_toolchain_fault_not_the_jobs_segfault(
     assert answer(tmp_path, text) == ("gpu_kernel_compile_failed", CRASH, APP, STOP)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch._inductor.exc.InductorError: PTXASError: PTXAS error: `ptxas` raised SIGSEGV",
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nPTXASError: PTXAS error: `ptxas` "
+        "raised SIGSEGV",
+    ],
+)
+def test_a_ptxas_crash_reraised_by_torch_compile_is_not_the_jobs_segfault(tmp_path, line):
+    assert answer(tmp_path, line + "\n") == ("gpu_kernel_compile_failed", CRASH, APP, STOP)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the banner alone: the autotuner catches the PTXASError that follows it and tries the next config
+        "================================================================\n`ptxas` raised SIGSEGV\n`ptxas` stderr:\n"
+        "please share the reproducer above with Triton project.\n",
+        "Internal Triton PTX codegen error\n`ptxas` stderr:\n",
+        "`ptxas` failed with error code 255\n`ptxas` stderr:\n",
+        # inductor select_algorithm.py's ignored choice, naming the same exception
+        "[rank0]:E1201 05:00:00.123000 4242 torch/_inductor/select_algorithm.py:2100] [8/6] Runtime error during "
+        "autotuning: \nNo valid triton configs. PTXASError: PTXAS error: `ptxas` raised SIGSEGV. \n"
+        "Ignoring this choice.\n",
+        "Autotuning failed with PTXAS error: `ptxas` raised SIGSEGV\n",
+    ],
+)
+def test_a_ptxas_failure_the_autotuner_discards_stays_no_failure(tmp_path, text):
+    """runtime/autotuner.py _bench catches PTXASError, OutOfResources and CompileTimeAssertionFailure of one config
+    and goes on; the banner backends/nvidia/compiler.py prints before raising is therefore no failure by itself
+    (before: process_segfault, a restart on a healthy log)."""
+    assert kind_of(tmp_path, text) is NONE
+
+
 def test_a_job_that_segfaults_by_itself_is_still_a_segfault(tmp_path):
     assert diagnose_text(tmp_path, "Segmentation fault (core dumped)\n").signature == "process_segfault"
 
@@ -229,6 +263,25 @@ def test_an_unsupported_gpu_head_dim_dtype_or_build_of_a_kernel_library_is_the_p
         "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
         # bitsandbytes cextension.py: a path note
         "The directory listed in your path is found to be non-existent: /usr/local/nvidia/lib64",
+        # numba-cuda 0.30.4 dispatcher.py: warn(errors.NumbaPerformanceWarning(msg))
+        "/usr/local/lib/python3.11/site-packages/numba/cuda/dispatcher.py:745: NumbaPerformanceWarning: Grid size 1 "
+        "will likely result in GPU under-utilization due to low occupancy.",
+        # apex amp/scaler.py: the fused unscale kernel is missing and the Python fallback is used
+        "Warning:  multi_tensor_applier fused unscale kernel is unavailable, possibly because apex was installed "
+        "without --cuda_ext --cpp_ext. Using Python fallback.  Original ImportError was: "
+        "ModuleNotFoundError(\"No module named 'amp_C'\")",
+        # liger-kernel 0.8.5 transformers/monkey_patch.py
+        "WARNING:liger_kernel.transformers.monkey_patch:Qwen2VLForConditionalGeneration is not supported by Liger "
+        "kernel.",
+        # transformer-engine 2.20.2 attention/dot_product_attention/utils.py
+        "[WARNING  | DotProductAttention]: flash-attn v3 may provide important feature support or performance "
+        "improvement. Please install flash-attn v3 by ",
+        # deepspeed 0.19.8 op_builder: the op-compatibility report at start-up (OpBuilder.warning)
+        "\x1b[93m [WARNING] \x1b[0m async_io requires the dev libaio .so object and headers but these were not found.",
+        "\x1b[93m [WARNING] \x1b[0m DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch "
+        "was compiled with 12.4.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may "
+        "result in unexpected behavior.",
+        "WARNING[XFORMERS]: Need to compile C++ extensions to use all xFormers features.",
     ],
 )
 def test_fused_kernel_fallbacks_and_import_warnings_stay_no_failure(tmp_path, line):
@@ -288,7 +341,7 @@ def test_a_loss_scaler_at_its_minimum_is_numeric_instability(tmp_path):
 # ------------------------------------------------------------------------------------------------ the prefilter
 
 
-@pytest.mark.parametrize("signature_id", ["gpu_kernel_compile_failed", "gpu_driver_unusable"])
+@pytest.mark.parametrize("signature_id", ["gpu_kernel_compile_failed", "gpu_driver_unusable", "triton_autotune_notes"])
 def test_the_compiler_keywords_start_with_a_capital_so_the_prefilter_stops_nowhere_new(signature_id):
     """A keyword on a module path ("triton.runtime.errors.") or on ptxas's lower-case prefix would stop the
     prefilter at many positions of healthy lines (docs/adding-a-signature.md): the keywords are the exception
