@@ -282,6 +282,11 @@ def test_an_unsupported_gpu_head_dim_dtype_or_build_of_a_kernel_library_is_the_p
         "was compiled with 12.4.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may "
         "result in unexpected behavior.",
         "WARNING[XFORMERS]: Need to compile C++ extensions to use all xFormers features.",
+        # torchao 0.18.0 __init__.py: the C++ kernels are skipped, the Python paths run
+        "WARNING:torchao:Skipping import of cpp extensions due to incompatible torch version. Please upgrade to "
+        "torch >= 2.11.0 (found 2.10.0+cu128).",
+        # deepspeed 0.19.8 op_builder/builder.py jit_load: the op was built and loaded
+        "Time to load fused_adam op: 29.61 seconds",
     ],
 )
 def test_fused_kernel_fallbacks_and_import_warnings_stay_no_failure(tmp_path, line):
@@ -306,6 +311,31 @@ def test_fused_kernel_fallbacks_and_import_warnings_stay_no_failure(tmp_path, li
     ],
 )
 def test_an_op_that_cannot_be_built_is_the_images_to_fix(tmp_path, line):
+    assert answer(tmp_path, line + "\n")[1:] == (CRASH, APP, STOP)
+
+
+def test_bitsandbytes_without_a_binary_for_the_cuda_version_is_the_images(tmp_path):
+    """bitsandbytes 0.50.2 cextension.py: the RuntimeError's message starts on the line after its name."""
+    text = (
+        "RuntimeError: \n"
+        "\U0001f6a8 CUDA VERSION MISMATCH \U0001f6a8\n"
+        "Requested CUDA version:          130\n"
+        "Detected PyTorch CUDA version:   128\n"
+        "Available pre-compiled versions: \n  - 121\n  - 128\n\n"
+        "Attempted to use bitsandbytes native library functionality but it's not available.\n\n"
+        "Native code method attempted to call: lib.cquantize_blockwise_fp16_nf4()\n"
+    )
+    assert answer(tmp_path, text)[1:] == (CRASH, APP, STOP)
+
+
+def test_userbuffers_without_peer_access_is_a_setting_to_change(tmp_path):
+    """libtransformer_engine.so 2.20.2 (transformer-engine-cu12): the message itself advises single-GPU mode (the
+    NVTE_ERROR prefix's file, line and function stand for any)."""
+    line = (
+        "RuntimeError: /opt/transformer_engine/common/comm_gemm_overlap/userbuffers/userbuffers-host.cpp:275 in "
+        "function create_communicator_grouped2: No peer-to-peer access available between GPUs. This platform does "
+        "not support the GPU-to-GPU communication required for multi-GPU userbuffers. Consider using single-GPU mode."
+    )
     assert answer(tmp_path, line + "\n")[1:] == (CRASH, APP, STOP)
 
 
