@@ -6,9 +6,9 @@ libnvrtc.so.12 in nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvrtc-cu12 12.9.86, the fl
 selection, and the NVTE_ERROR / NVTE_CHECK_CUDNN macros of common/util/logging.h in transformer_engine_torch
 2.20.2), xformers 0.0.35 (ops/fmha/dispatch.py, _cpp_lib.py), the deepspeed 0.19.8 sdist (op_builder/builder.py,
 runtime/fp16/loss_scaler.py), bitsandbytes 0.50.2, cupy-cuda12x 14.2.0 (cuda/compiler.py), numba-cuda 0.30.4
-(cudadrv/driver.py, cudadrv/error.py), torchao 0.18.0 and liger-kernel 0.8.5; apex's amp message and inductor's
-autotuning log call were read in their repositories' sources (apex is not on PyPI; torch's inductor
-select_algorithm.py). Each family also pins the lines that must stay "no failure": notices, fallbacks the software
+(cudadrv/driver.py, cudadrv/error.py), torchao 0.18.0, liger-kernel 0.8.5 and the torch 2.14.1 wheel's inductor
+(select_algorithm.py, runtime/triton_heuristics.py, cudagraph_utils.py, utils.py); apex's amp messages were read in
+its repository's source (apex is not on PyPI). Each family also pins the lines that must stay "no failure": notices, fallbacks the software
 takes by itself, autotuning progress and warnings it continues after. The torch.compile family of the ninth pass
 is in test_vendor_catalogue_frameworks.py and is not repeated here."""
 
@@ -129,6 +129,33 @@ def test_a_job_that_segfaults_by_itself_is_still_a_segfault(tmp_path):
     ],
 )
 def test_autotuning_progress_and_the_choices_it_discards_stay_no_failure(tmp_path, line):
+    assert kind_of(tmp_path, line) is NONE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch 2.14.1 _inductor/runtime/triton_heuristics.py: no config of a kernel without an alternative compiles
+        "torch._inductor.exc.InductorError: NoTritonConfigsError: No valid triton configs. OutOfResources: " + OOR,
+        "RuntimeError: No valid triton configs. PTXASError: PTXAS error: `ptxas` raised SIGSEGV",
+    ],
+)
+def test_no_valid_triton_config_raised_is_a_failure_though_the_same_text_logged_by_the_autotuner_is_not(tmp_path, line):
+    """The benign entry claims the log call of select_algorithm.py ("Runtime error during autotuning: ... No valid
+    triton configs. ... Ignoring this choice."), not the exception that ends the compile."""
+    assert answer(tmp_path, line + "\n") == ("gpu_kernel_compile_failed", CRASH, APP, STOP)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch 2.14.1 _inductor/cudagraph_utils.py log_cudagraph_skip_and_bump_counter and _inductor/utils.py
+        "W1201 05:00:00.123000 4242 torch/_inductor/cudagraph_utils.py:401] [0/0] skipping cudagraphs due to "
+        "mutated inputs (2 instances). Found from :",
+        "W1201 05:00:00.123000 4242 torch/_inductor/utils.py:1804] [0/0] Not enough SMs to use max_autotune_gemm mode",
+    ],
+)
+def test_inductors_cudagraph_and_max_autotune_notices_stay_no_failure(tmp_path, line):
     assert kind_of(tmp_path, line) is NONE
 
 
