@@ -43,11 +43,6 @@ UNREACHABLE = ("remote_request_failed", CRASH, INFRA, SAME)
         # its own 429 texts: the rate limit reached, or a bare 429
         "huggingface_hub.errors.HfHubHTTPError: 429 Too Many Requests: you have reached your 'resolvers' rate limit.",
         "huggingface_hub.errors.HfHubHTTPError: 429 Too Many Requests for url: https://huggingface.co/api/models/org/m.",
-        # huggingface_hub < 1.0 through requests: "{status} Server Error: {reason} for url: {url}"
-        "huggingface_hub.utils._errors.HfHubHTTPError: 500 Server Error: Internal Server Error for url: "
-        "https://huggingface.co/api/models/org/model/revision/main (Request ID: Root=1-65)",
-        RANK + "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: "
-        "https://huggingface.co/datasets/org/set/resolve/main/data/train-00000-of-00010.parquet",
         # CPython's urllib.error.HTTPError
         "urllib.error.HTTPError: HTTP Error 503: Service Unavailable",
     ],
@@ -55,6 +50,22 @@ UNREACHABLE = ("remote_request_failed", CRASH, INFRA, SAME)
 def test_the_hub_unavailable_or_rate_limited_after_its_retries_is_infrastructure_retried(tmp_path, line):
     """http_backoff retries 429 and 5xx by itself; the error reaching the program means the hub stayed so."""
     assert answer(tmp_path, line + "\n") == UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # huggingface_hub < 1.0 through requests: "{status} Server Error: {reason} for url: {url}"
+        "huggingface_hub.utils._errors.HfHubHTTPError: 500 Server Error: Internal Server Error for url: "
+        "https://huggingface.co/api/models/org/model/revision/main (Request ID: Root=1-65)",
+        RANK + "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: "
+        "https://huggingface.co/datasets/org/set/resolve/main/data/train-00000-of-00010.parquet",
+    ],
+)
+def test_the_hub_unavailable_through_requests_is_the_same_outage_read_by_the_http_clients_rule(tmp_path, line):
+    """requests' raise_for_status text is read by the HTTP clients' rule (the services pass): the same answer,
+    infrastructure, retried on the same nodes."""
+    assert answer(tmp_path, line + "\n") == UNREACHABLE
 
 
 @pytest.mark.parametrize(
