@@ -4,6 +4,9 @@ Failure stories this module exists for (all seen on the target machine):
 
 * A daemon that inherits the caller's stdout/stderr keeps a ``capture_output``
   pipe open for ever, so every daemon writes to its own log file instead.
+* A process read the instant it was started may show its new name but an
+  empty ``/proc/PID/environ`` (the exec is not finished), so a marked daemon
+  would pass for a stranger: the marker check waits for the environment.
 * Orphans are reparented to a PID 1 that reaps slowly, and ``kill -0`` succeeds
   on a zombie: liveness reads the state letter in ``/proc/PID/stat``.
 * When slurmd or slurmctld die before their jobs, ``slurmstepd`` and the job
@@ -25,6 +28,9 @@ from pathlib import Path
 from loguru import logger
 
 from lazarus.devstack.layout import MARKER_ENV
+
+EXEC_SETTLE = 1.0
+"""Seconds to wait for a just-started process whose environment still reads empty (see :func:`marked_pid`)."""
 
 
 def is_alive(pid: int) -> bool:
@@ -69,7 +75,16 @@ def marked_pid(pid_file: Path, marker: str) -> int | None:
         pid = int(pid_file.read_text().strip())
     except (OSError, ValueError):
         return None
-    if not is_alive(pid) or read_environ(pid).get(MARKER_ENV) != marker:
+    if not is_alive(pid):
+        return None
+    env = read_environ(pid)
+    deadline = time.monotonic() + EXEC_SETTLE
+    while not env and is_alive(pid) and time.monotonic() < deadline:
+        # caught mid-exec: the kernel names the new program (and closes the pipe that lets Popen return)
+        # before it points /proc/PID/environ at the new environment, which reads empty until then
+        time.sleep(0.01)
+        env = read_environ(pid)
+    if env.get(MARKER_ENV) != marker:
         return None
     return pid
 

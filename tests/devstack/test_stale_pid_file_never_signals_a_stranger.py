@@ -35,6 +35,22 @@ def test_marked_daemon_is_found_and_stopped(tmp_path: Path) -> None:
     assert not procs.is_alive(pid)
 
 
+def test_a_marked_daemon_is_ours_the_instant_it_is_started(tmp_path: Path) -> None:
+    # Popen returns once the exec has begun; /proc/PID/environ reads empty for a moment after that (about one
+    # start in a hundred on a loaded machine), and the daemon must not pass for a stranger then.
+    env = dict(os.environ, **{MARKER_ENV: str(tmp_path)})
+    missed = []
+    for i in range(100):
+        pid_file = tmp_path / f"d{i}.pid"
+        pid = procs.start_daemon(["sleep", "60"], log_file=tmp_path / "d.log", pid_file=pid_file, env=env)
+        try:
+            if procs.marked_pid(pid_file, str(tmp_path)) != pid:
+                missed.append(i)
+        finally:
+            procs.terminate([pid], grace=1)
+    assert missed == []
+
+
 def test_zombie_counts_as_dead() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     # Not reaped yet: the process table still holds it, as state Z.

@@ -68,7 +68,9 @@ async def test_a_node_drained_and_resumed_through_lazarus_is_listed_in_service(e
         row = record(e2e, "node4")
         assert row["drained"] is False and row["slurm"]["drained"] is False and row["agrees"] is True
         [line] = [ln for ln in lazarus(e2e, "nodes").stdout.splitlines() if ln.startswith("node4 ")]
-        assert line.split()[3:5] == ["no", "idle"]  # NODE JOBS USERS DRAINED SLURM
+        drained, state = line.split()[3:5]  # NODE JOBS USERS DRAINED SLURM
+        # a job of another test may already run there again: idle, mixed or allocated, never drained
+        assert drained == "no" and not state.startswith(("drain", "drng")) and "≠" not in line
     finally:
         restore_nodes(e2e.cluster)
 
