@@ -53,6 +53,15 @@ CATEGORIES = ("hardware", "system_software", "infrastructure", "application", "u
 ADVICE = ("retry_same_nodes", "retry_excluding_nodes", "stop", None)
 
 
+SPLITS = ("pool", "scored", "heldout")
+"""``pool``: the tuning pool (``real_corpus/``, dev and the retired test split); ``scored``: the fourth frozen set
+(read, not tuned on); ``heldout``: the fifth frozen set (aggregate scores only)."""
+
+
+def examples_of(split: str) -> list[Example]:
+    return real_examples("dev") + real_examples("test") if split == "pool" else real_examples(split)
+
+
 def questions(examples: list[Example]) -> list[tuple[str, Example]]:
     """The excerpts in a fixed order that says nothing of their label, each with an anonymous name."""
     ordered = sorted(examples, key=lambda e: hashlib.sha256(e.id.encode()).hexdigest())
@@ -68,7 +77,7 @@ def batches(names: list[str], count: int, overlap: int) -> list[list[str]]:
 
 
 def export(split: str, out: Path, count: int, overlap: int) -> int:
-    named = questions(real_examples(split))
+    named = questions(examples_of(split))
     text = {name: "\n".join(body for _, body in e.files) for name, e in named}
     out.mkdir(parents=True, exist_ok=True)
     for i, batch in enumerate(batches([n for n, _ in named], count, overlap), start=1):
@@ -112,7 +121,7 @@ def benign_recoveries(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> int
 
 
 def score(split: str, directory: Path) -> dict[str, Any]:
-    named = dict(questions(real_examples(split)))
+    named = dict(questions(examples_of(split)))
     answers = load_answers(directory)
     unknown = sorted(set(answers) - set(named))
     if unknown:
@@ -191,12 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="blind text-only labelling baseline for the real corpus")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write the excerpts as anonymous questions in batches")
-    ex.add_argument("--split", default="scored", choices=("dev", "test", "scored", "heldout"))
+    ex.add_argument("--split", default="scored", choices=SPLITS)
     ex.add_argument("--out", type=Path, required=True)
     ex.add_argument("--batches", type=int, default=6)
     ex.add_argument("--overlap", type=int, default=15)
     sc = sub.add_parser("score", help="score the readers' answers against the thread labels")
-    sc.add_argument("--split", default="scored", choices=("dev", "test", "scored", "heldout"))
+    sc.add_argument("--split", default="scored", choices=SPLITS)
     sc.add_argument("--answers", type=Path, required=True)
     sc.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
