@@ -13,7 +13,9 @@ title, its id, the label and the rationale:
     batches for several readers, each batch overlapping the next by a few
     questions so that two readers answer those independently. The order and the
     names are a deterministic function of the excerpts (sha256 of their ids), so
-    no key file is written: ``score`` recomputes it.
+    no key file is written: ``score`` recomputes it. ``questions.yaml`` holds a
+    digest of each question's text, which says nothing of its label; kept beside
+    the answers, it makes ``score`` refuse answers to a corpus that has changed.
 
 ``score``
     reads the readers' answers and prints, on the same excerpts, the readers'
@@ -51,6 +53,8 @@ from diagnosis_accuracy import FIELDS, Example, real_examples, run
 KINDS = ("crash", "hang", "straggler", "none")
 CATEGORIES = ("hardware", "system_software", "infrastructure", "application", "unknown")
 ADVICE = ("retry_same_nodes", "retry_excluding_nodes", "stop", None)
+QUESTIONS = "questions.yaml"
+"""Written by ``export`` beside the batches and kept beside the answers: question -> digest of its text."""
 
 
 SPLITS = ("pool", "scored", "heldout")
@@ -76,13 +80,24 @@ def batches(names: list[str], count: int, overlap: int) -> list[list[str]]:
     return [core + cores[(i + 1) % count][:overlap] for i, core in enumerate(cores)]
 
 
+def text_of(example: Example) -> str:
+    return "\n".join(body for _, body in example.files)
+
+
+def digests(named: list[tuple[str, Example]]) -> dict[str, str]:
+    """Question -> sha256 of its text (16 hex digits): ties stored answers to the texts they answered without
+    saying anything of the labels, so a corpus that gained or lost an excerpt is caught instead of mis-scored."""
+    return {name: hashlib.sha256(text_of(e).encode()).hexdigest()[:16] for name, e in named}
+
+
 def export(split: str, out: Path, count: int, overlap: int) -> int:
     named = questions(examples_of(split))
-    text = {name: "\n".join(body for _, body in e.files) for name, e in named}
+    text = {name: text_of(e) for name, e in named}
     out.mkdir(parents=True, exist_ok=True)
     for i, batch in enumerate(batches([n for n, _ in named], count, overlap), start=1):
         entries = [{"q": name, "text": text[name]} for name in batch]
         (out / f"batch_{i}.yaml").write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=10**6))
+    (out / QUESTIONS).write_text(yaml.safe_dump(digests(named), sort_keys=True))
     print(f"{len(named)} questions in {count} batches (+{overlap} overlapping each) under {out}")
     return 0
 
@@ -92,7 +107,13 @@ def load_answers(directory: Path) -> dict[str, list[dict[str, Any]]]:
     answers: dict[str, list[dict[str, Any]]] = {}
     for path in sorted(directory.glob("answers_*.yaml")):
         latest: dict[str, dict[str, Any]] = {}
-        for entry in yaml.safe_load(path.read_text()) or []:
+        try:
+            entries = yaml.safe_load(path.read_text()) or []
+        except yaml.YAMLError as exc:
+            raise SystemExit(f"{path.name}: not YAML: {exc}".splitlines()[0]) from None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and "q" in e for e in entries):
+            raise SystemExit(f"{path.name}: not a list of answers ({{q, failure_kind, category, retry_advice}})")
+        for entry in entries:
             answer = {
                 "failure_kind": entry.get("failure_kind"),
                 "category": entry.get("category"),
@@ -102,8 +123,13 @@ def load_answers(directory: Path) -> dict[str, list[dict[str, Any]]]:
                 answer["retry_advice"] = None
             if answer["failure_kind"] not in KINDS or answer["category"] not in CATEGORIES:
                 raise SystemExit(f"{path.name}: {entry.get('q')}: not an answer under the contract: {answer}")
-            if answer["retry_advice"] not in ADVICE:
-                raise SystemExit(f"{path.name}: {entry.get('q')}: unknown retry advice {answer['retry_advice']!r}")
+            if answer["retry_advice"] not in ADVICE or (answer["retry_advice"] is None) != (
+                answer["failure_kind"] == "none"
+            ):
+                raise SystemExit(
+                    f"{path.name}: {entry.get('q')}: retry advice {answer['retry_advice']!r} "
+                    f"for failure kind {answer['failure_kind']}"
+                )
             latest[str(entry["q"])] = answer
         for name, answer in latest.items():
             answers.setdefault(name, []).append(answer)
@@ -121,12 +147,35 @@ def benign_recoveries(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> int
 
 
 def score(split: str, directory: Path) -> dict[str, Any]:
-    named = dict(questions(examples_of(split)))
-    answers = load_answers(directory)
-    unknown = sorted(set(answers) - set(named))
+    """The readers' answers, tied to the current texts of ``split`` by digest, scored beside the engine.
+
+    An answer follows its text, not its question name: an excerpt added to the corpus since the export is
+    simply unanswered, one removed since is counted as ``gone``, and the other answers still count."""
+    examples = examples_of(split)
+    manifest = directory / QUESTIONS
+    if not manifest.exists():
+        raise SystemExit(f"{manifest}: missing; it ties the answers to the texts export wrote")
+    asked: dict[str, str] = yaml.safe_load(manifest.read_text()) or {}
+    answers_by_name = load_answers(directory)
+    unknown = sorted(set(answers_by_name) - set(asked))
     if unknown:
-        raise SystemExit(f"answers to questions this split does not have: {unknown[:5]}")
-    answered = [name for name in named if name in answers]
+        raise SystemExit(f"answers to questions {QUESTIONS} does not list: {unknown[:5]}")
+    current: dict[str, list[Example]] = {}  # digest -> the examples with that text, in question order
+    for name, example in questions(examples):
+        current.setdefault(digests([(name, example)])[name], []).append(example)
+    then: dict[str, list[str]] = {}  # digest -> the exported questions with that text, in name order
+    for name in sorted(asked):
+        then.setdefault(asked[name], []).append(name)
+    named: dict[str, Example] = {}
+    answers: dict[str, list[dict[str, Any]]] = {}
+    gone = 0
+    for q, given in answers_by_name.items():
+        same_text, k = current.get(asked[q], []), then[asked[q]].index(q)
+        if k < len(same_text):  # the k-th question with a text answers the k-th excerpt with it now
+            named[q], answers[q] = same_text[k], given
+        else:
+            gone += 1
+    answered = sorted(named)
     engine = {o.example.id: o.got for o in run([named[n] for n in answered])}
     want = {n: named[n].expect for n in answered}
     first = [(answers[n][0], want[n]) for n in answered]
@@ -143,8 +192,9 @@ def score(split: str, directory: Path) -> dict[str, Any]:
         }
     return {
         "split": split,
-        "questions": len(named),
+        "questions": len(examples),
         "answered": len(answered),
+        "gone": gone,
         "reader": accuracy(first),
         "reader_benign_recoveries": benign_recoveries(first),
         "engine": accuracy(engine_pairs),
@@ -176,7 +226,8 @@ def render(report: dict[str, Any]) -> str:
         return f"  {name:<34} {acc['retry_advice']:.3f}   {acc['failure_kind']:.3f}   {acc['category']:.3f}"
 
     lines = [
-        f"{report['split']}: {report['answered']} of {report['questions']} excerpts answered blind",
+        f"{report['split']}: {report['answered']} of {report['questions']} excerpts answered blind"
+        + (f" ({report['gone']} answered texts no longer in the corpus)" if report["gone"] else ""),
         f"  {'':<34} advice  kind    category",
         row("readers (text only)", report["reader"]),
         row("engine (lazarus diagnose)", report["engine"]),
