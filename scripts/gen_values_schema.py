@@ -75,6 +75,7 @@ FROM_SETTINGS: dict[str, str] = {
     "ledger.lemonWindowSeconds": "ledger.lemon_window",
     "ledger.maxDrainFraction": "ledger.max_drain_fraction",
     "ledger.reconcileIntervalSeconds": "ledger.reconcile_interval",
+    "ledger.waitingRecheckSeconds": "ledger.waiting_recheck",
     "ledger.maxImplications": "ledger.max_implications",
     "ledger.corroboratingUsers": "ledger.corroborating_users",
     "policies": "policies",

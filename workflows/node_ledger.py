@@ -28,7 +28,9 @@ decision time), evidence telemetry read outside the job, or jobs of
 ``policy.corroborating_users`` different users. Until then the record says the
 drain waits (``waiting``, shown by `lazarus nodes`), the job is told so (a
 ``LedgerNote`` in its history), and the request is looked at again with every
-implication of the node and every reconciliation.
+implication of the node and every reconciliation, and once ``policy.waiting_recheck``
+after it began to wait (patch ``ledger-rechecks-a-waiting-drain``): a node agent
+that polled its GPU after the job printed the fault corroborates it then.
 
 Spare pools (patch ``ledger-keeps-spare-pools``): the policies may name Slurm reservations with spares
 (``Policy.spares``; the workers send them with the policy). After implications, an operator's drain, every
@@ -107,6 +109,8 @@ SPARES = "ledger-keeps-spare-pools"
 PUBLISHES_MODE = "ledger-publishes-its-mode"
 """Patch id: runs started before it kept the cluster-wide mode only in its state, read by a query (which a busy
 control worker may not answer in time); they publish nothing and are read by that query."""
+RECHECKS = "ledger-rechecks-a-waiting-drain"
+"""Patch id: runs started before it looked at a waiting drain again only at the next reconciliation."""
 CENSUS = "ledger-reads-a-census"
 """Patch id: runs started before it read every node's state (the whole cluster into its history) at each
 reconciliation; they keep doing so until they continue as new."""
@@ -140,6 +144,8 @@ class NodeLedgerWorkflow:
         self._last_check = workflow.now()
         self._unreadable = ""
         self._corroborates = False
+        self._rechecks = False
+        self._recheck_at: datetime | None = None
         self._spares = False
         self._pools_due = False
         self._notifier = Notifier()
@@ -285,6 +291,7 @@ class NodeLedgerWorkflow:
         reconciles = workflow.patched(RECONCILES)
         self._corroborates = reconciles and workflow.patched(CORROBORATES)
         self._spares = self._corroborates and workflow.patched(SPARES)
+        self._rechecks = self._corroborates and workflow.patched(RECHECKS)
         self._census = reconciles and workflow.patched(CENSUS)
         if workflow.patched(PUBLISHES_MODE):  # a new run (or one continued as new) publishes the mode it carries
             self._publish_mode()
@@ -294,7 +301,8 @@ class NodeLedgerWorkflow:
                 imp = self._inbox.pop(0)
                 await (self._handle(imp) if reconciles else self._handle_unreconciled(imp))
                 self._pools_due = self._spares
-            if reconciles and workflow.now() >= self._next_check():
+            if reconciles and workflow.now() >= self._next_check(recheck=True):
+                self._recheck_at = None
                 await self._reconcile()
                 self._pools_due = self._spares
             if self._spares and (self._pools_due or self._pool_look_due()):
@@ -311,8 +319,10 @@ class NodeLedgerWorkflow:
                         prune(record, self.s.policy, workflow.now())
                 workflow.continue_as_new(self.s)
 
-    def _next_check(self) -> datetime:
-        return self._last_check + self.s.policy.reconcile_interval
+    def _next_check(self, recheck: bool = False) -> datetime:
+        """When the next reconciliation is due; with ``recheck``, sooner if a waiting drain's re-check is."""
+        due = self._last_check + self.s.policy.reconcile_interval
+        return min(due, self._recheck_at) if recheck and self._recheck_at is not None else due
 
     async def _wait(self, reconciles: bool) -> None:
         """Until an implication, a policy change, a suggested continue-as-new, or the reconciliation is due."""
@@ -324,7 +334,7 @@ class NodeLedgerWorkflow:
         if not reconciles:
             await workflow.wait_condition(woken)
             return
-        wake_at = self._next_check()
+        wake_at = self._next_check(recheck=True)
         look = spare_rules.next_look(self.s.spare_pools, self.s.spares) if self._spares else None
         if look is not None and look < wake_at:
             wake_at = look
@@ -558,6 +568,8 @@ class NodeLedgerWorkflow:
         if corroborated is None:
             if record.waiting is None or own is not None:
                 record.waiting = waiting_note(drain_request(record, self.s.policy, now, own), now)
+                if self._rechecks and self._recheck_at is None:  # evidence a poll behind the job's: look again
+                    self._recheck_at = now + self.s.policy.waiting_recheck
                 workflow.logger.info(f"node ledger: {record.node} {record.waiting}")
                 if own is not None and own.drain_requested:
                     await self._tell([own.job_id], f"{record.node}: {record.waiting}")

@@ -34,6 +34,13 @@ class LedgerPolicy(_Model):
         gt=timedelta(0),
         description="how often the ledger reads Slurm's node states and corrects its drained records",
     )
+    waiting_recheck: timedelta = Field(
+        timedelta(seconds=30),
+        gt=timedelta(0),
+        description="a drain that begins to wait for corroboration is looked at again this long after, once, "
+        "before the next reconciliation: a node agent that saw the fault a poll later than the job corroborates "
+        "it then",
+    )
     max_implications: int = Field(
         2000, ge=10, description="the ledger keeps at most this many implications; the oldest are trimmed"
     )

@@ -32,7 +32,11 @@ def _of(webhooks: Receiver, path: str, kind: str, **match: Any) -> list[dict[str
 
 
 async def _one(webhooks: Receiver, path: str, kind: str, **match: Any) -> dict[str, Any]:
-    return (await assert_eventually(lambda: _of(webhooks, path, kind, **match), timeout=60))[0]
+    try:
+        return (await assert_eventually(lambda: _of(webhooks, path, kind, **match), timeout=60))[0]
+    except AssertionError as exc:
+        posted = [{k: b.get(k) for k in ("kind", "node", "job_id", "reason")} for b in webhooks.bodies(path)]
+        raise AssertionError(f"no {kind} notice with {match} on {path} within 60 s; posted: {posted}") from exc
 
 
 async def _restarted(e2e: E2EStack, job: int) -> JobStatus:

@@ -770,7 +770,7 @@ async def node_ledger_continue_as_new(env: WorkflowEnvironment) -> list[Workflow
 @scenario(
     "time-skipping",
     "the node ledger drains only with corroboration: one user's word waits; a second user's job corroborates "
-    "it; a node agent's later verdict drains another node at a reconciliation",
+    "it; a node agent's later verdict drains another node when the ledger looks again (the early re-check)",
 )
 async def node_ledger_corroborates(env: WorkflowEnvironment) -> list[WorkflowHandle]:
     fake = NodesWithAgents()

@@ -77,16 +77,45 @@ async def test_the_node_agents_verdict_corroborates_at_once(ts_env):
     assert "corroborated: its node agent reports it failed (Xid 79)" in rec.drain_reason
 
 
-async def test_a_verdict_that_comes_later_drains_the_waiting_node_at_the_next_reconciliation(ts_env):
+async def test_a_verdict_that_comes_after_the_recheck_drains_the_waiting_node_at_the_next_reconciliation(ts_env):
     fake = FakeNodes()
     async with running_ledger(ts_env, fake, reconcile_interval=timedelta(minutes=5)) as handle:
         now = await ts_env.get_current_time()
         await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
         await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
-        fake.failed.add("node4")  # the agent's next NVML poll sees the Xid
-        await ts_env.sleep(timedelta(minutes=6))
+        await ts_env.sleep(timedelta(minutes=1))  # the early re-check found nothing either
+        assert fake.health_calls == [["node4"], ["node4"]] and fake.drain_calls == []
+        fake.failed.add("node4")  # a fault the node's agent reports only minutes later
+        await ts_env.sleep(timedelta(minutes=5))
         await settle(ts_env, handle, lambda v: v.nodes[0].drained)
-    assert fake.drain_calls == [["node4"]]
+    assert fake.drain_calls == [["node4"]] and len(fake.health_calls) == 3
+
+
+async def test_a_verdict_one_agent_poll_behind_the_job_drains_the_node_at_the_early_recheck(ts_env):
+    # the job printed the Xid before its node's agent polled the GPU: the drain waits, and is looked at again
+    # ``waiting_recheck`` later rather than at the next reconciliation an hour away
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(hours=1)) as handle:
+        start = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=start))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
+        fake.failed.add("node4")
+        await settle(ts_env, handle, lambda v: v.nodes[0].drained)
+        drained_after = await ts_env.get_current_time() - start
+    assert fake.drain_calls == [["node4"]] and fake.health_calls == [["node4"], ["node4"]]
+    assert timedelta(seconds=30) <= drained_after < timedelta(minutes=2)
+
+
+async def test_a_drain_nothing_corroborates_is_rechecked_once_not_polled(ts_env):
+    fake = FakeNodes()
+    async with running_ledger(ts_env, fake, reconcile_interval=timedelta(hours=1)) as handle:
+        now = await ts_env.get_current_time()
+        await handle.signal(NodeLedgerWorkflow.record_implication, imp("node4", 7, at=now))
+        await settle(ts_env, handle, lambda v: v.nodes and v.nodes[0].waiting)
+        await ts_env.sleep(timedelta(minutes=5))
+        rec = await record(handle, "node4")
+    assert fake.health_calls == [["node4"], ["node4"]] and fake.drain_calls == []
+    assert rec.waiting.startswith(f"excluded from job 7 only; {WAITS}")
 
 
 async def test_slurms_own_node_state_corroborates(ts_env):

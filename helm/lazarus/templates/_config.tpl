@@ -47,7 +47,8 @@ tests/helm/test_rendered_config_loads.py proves load_settings accepts the result
 {{- range $role, $queue := $v.taskQueues }}{{ with $queue }}{{ $_ := set $queues $role . }}{{ end }}{{ end -}}
 {{- $ledger := dict "lemon_job_count" $v.ledger.lemonJobCount "lemon_window" $v.ledger.lemonWindowSeconds
       "max_drain_fraction" $v.ledger.maxDrainFraction
-      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "max_implications" $v.ledger.maxImplications
+      "reconcile_interval" $v.ledger.reconcileIntervalSeconds "waiting_recheck" $v.ledger.waitingRecheckSeconds
+      "max_implications" $v.ledger.maxImplications
       "corroborating_users" $v.ledger.corroboratingUsers -}}
 {{- $metrics := dict "port" 0 "temporal_port" 0 -}}
 {{- if $v.metrics.enabled -}}
