@@ -301,7 +301,7 @@ class NodeLedgerWorkflow:
                 imp = self._inbox.pop(0)
                 await (self._handle(imp) if reconciles else self._handle_unreconciled(imp))
                 self._pools_due = self._spares
-            if reconciles and workflow.now() >= self._next_check(recheck=True):
+            if reconciles and workflow.now() >= self._next_check():
                 self._recheck_at = None
                 await self._reconcile()
                 self._pools_due = self._spares
@@ -319,10 +319,10 @@ class NodeLedgerWorkflow:
                         prune(record, self.s.policy, workflow.now())
                 workflow.continue_as_new(self.s)
 
-    def _next_check(self, recheck: bool = False) -> datetime:
-        """When the next reconciliation is due; with ``recheck``, sooner if a waiting drain's re-check is."""
+    def _next_check(self) -> datetime:
+        """When the next reconciliation is due: the periodic one, or sooner a waiting drain's re-check."""
         due = self._last_check + self.s.policy.reconcile_interval
-        return min(due, self._recheck_at) if recheck and self._recheck_at is not None else due
+        return due if self._recheck_at is None else min(due, self._recheck_at)
 
     async def _wait(self, reconciles: bool) -> None:
         """Until an implication, a policy change, a suggested continue-as-new, or the reconciliation is due."""
@@ -334,7 +334,7 @@ class NodeLedgerWorkflow:
         if not reconciles:
             await workflow.wait_condition(woken)
             return
-        wake_at = self._next_check(recheck=True)
+        wake_at = self._next_check()
         look = spare_rules.next_look(self.s.spare_pools, self.s.spares) if self._spares else None
         if look is not None and look < wake_at:
             wake_at = look
