@@ -84,10 +84,15 @@ def text_of(example: Example) -> str:
     return "\n".join(body for _, body in example.files)
 
 
-def digests(named: list[tuple[str, Example]]) -> dict[str, str]:
-    """Question -> sha256 of its text (16 hex digits): ties stored answers to the texts they answered without
+def text_digest(example: Example) -> str:
+    """sha256 of an excerpt's text (16 hex digits): ties stored answers to the texts they answered without
     saying anything of the labels, so a corpus that gained or lost an excerpt is caught instead of mis-scored."""
-    return {name: hashlib.sha256(text_of(e).encode()).hexdigest()[:16] for name, e in named}
+    return hashlib.sha256(text_of(example).encode()).hexdigest()[:16]
+
+
+def digests(named: list[tuple[str, Example]]) -> dict[str, str]:
+    """Question -> the digest of its text."""
+    return {name: text_digest(e) for name, e in named}
 
 
 def export(split: str, out: Path, count: int, overlap: int) -> int:
@@ -156,23 +161,22 @@ def score(split: str, directory: Path) -> dict[str, Any]:
     if not manifest.exists():
         raise SystemExit(f"{manifest}: missing; it ties the answers to the texts export wrote")
     asked: dict[str, str] = yaml.safe_load(manifest.read_text()) or {}
-    answers_by_name = load_answers(directory)
-    unknown = sorted(set(answers_by_name) - set(asked))
+    answers = load_answers(directory)
+    unknown = sorted(set(answers) - set(asked))
     if unknown:
         raise SystemExit(f"answers to questions {QUESTIONS} does not list: {unknown[:5]}")
     current: dict[str, list[Example]] = {}  # digest -> the examples with that text, in question order
-    for name, example in questions(examples):
-        current.setdefault(digests([(name, example)])[name], []).append(example)
+    for _, example in questions(examples):
+        current.setdefault(text_digest(example), []).append(example)
     then: dict[str, list[str]] = {}  # digest -> the exported questions with that text, in name order
     for name in sorted(asked):
         then.setdefault(asked[name], []).append(name)
     named: dict[str, Example] = {}
-    answers: dict[str, list[dict[str, Any]]] = {}
     gone = 0
-    for q, given in answers_by_name.items():
+    for q in answers:
         same_text, k = current.get(asked[q], []), then[asked[q]].index(q)
         if k < len(same_text):  # the k-th question with a text answers the k-th excerpt with it now
-            named[q], answers[q] = same_text[k], given
+            named[q] = same_text[k]
         else:
             gone += 1
     answered = sorted(named)
